@@ -1,0 +1,85 @@
+//! The shape rules for RunContext arguments, written once for every front end.
+//!
+//! A front end (the Python binding, the JSON of the conformance vectors) describes each of
+//! its values as a [`Shape`]; [`crate::RunContext::from_args`] applies the rules: mappings
+//! and sets are refused (their order is not the caller's), a bare pair is told what it is,
+//! every entry must be a `(name, value)` pair of text and text-or-nothing.
+
+use std::fmt;
+
+/// One of the three constructor arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arg {
+    HeadSections,
+    Facts,
+    TailSections,
+}
+
+impl Arg {
+    /// The keyword the caller used.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Arg::HeadSections => "head_sections",
+            Arg::Facts => "facts",
+            Arg::TailSections => "tail_sections",
+        }
+    }
+
+    /// What the second item of a pair is called: a fact's value, a section's text.
+    pub fn value_word(self) -> &'static str {
+        match self {
+            Arg::Facts => "value",
+            _ => "text",
+        }
+    }
+}
+
+impl fmt::Display for Arg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.keyword())
+    }
+}
+
+/// What a front-end value is, as far as the argument rules care.
+pub enum Shape<N> {
+    /// Nothing: Python's `None`, JSON's `null`.
+    Null,
+    /// Text (Python `str`, JSON string).
+    Str(String),
+    /// Text that is not valid Unicode (a Python `str` with a lone surrogate).
+    NotText,
+    /// An ordered sequence (list, tuple, any other iterable with an order); never a string.
+    Seq(Vec<N>),
+    /// A mapping (dict, JSON object): refused, the render order must be explicit.
+    Mapping,
+    /// An unordered collection (set, frozenset): refused for the same reason.
+    Unordered,
+    /// Anything else.
+    Other,
+}
+
+/// A front-end value the argument rules can inspect.
+pub trait ArgNode: Sized {
+    /// A failure of the front end itself while it looks (an iterator that raised).
+    type Error;
+
+    /// Classifies this value.
+    fn shape(&self) -> Result<Shape<Self>, Self::Error>;
+
+    /// The front end's name for this value's type, for messages (`dict`, `int`, `object`).
+    fn type_name(&self) -> String;
+}
+
+/// Why arguments could not become a RunContext: a rule of the format was broken, or the
+/// front end failed while it was being read.
+#[derive(Debug)]
+pub enum ArgError<E> {
+    Invalid(crate::RunContextError),
+    Host(E),
+}
+
+impl<E> From<crate::RunContextError> for ArgError<E> {
+    fn from(e: crate::RunContextError) -> Self {
+        ArgError::Invalid(e)
+    }
+}

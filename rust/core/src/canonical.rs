@@ -1,0 +1,375 @@
+//! RFC 8785 (JSON Canonicalization Scheme) output primitives.
+//!
+//! Every front end writes canonical JSON through these functions: [`Value::to_canonical`]
+//! here, the Python object walker in the binding crate, and the RunContext digest document.
+//! See `docs/FORMAT.md` § "Canonical JSON" for the rules and why each was chosen.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use crate::path::JsonPath;
+use crate::value::Value;
+
+/// Containers (arrays and objects) may nest this deep; one more level is refused.
+///
+/// The limit keeps recursion bounded (no stack overflow in any thread) and is far above
+/// anything a chat transcript needs.
+pub const MAX_DEPTH: usize = 512;
+
+/// Largest integer magnitude that survives a round trip through an IEEE 754 double exactly.
+pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+
+/// What made a value impossible to write as canonical JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CanonicalErrorKind {
+    /// NaN or ±Infinity: JSON has no such numbers.
+    NonFinite(f64),
+    /// An integer outside ±(2**53 − 1), in its decimal form.
+    IntegerOutOfRange(String),
+    /// A string holding a lone UTF-16 surrogate.
+    LoneSurrogate,
+    /// An object key that is not a string; carries the front end's type name.
+    NonStringKey(String),
+    /// A value with no JSON form; carries the front end's type name.
+    UnsupportedType(String),
+    /// Containers nested deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// Two members of one object with the same name.
+    DuplicateKey(String),
+}
+
+impl fmt::Display for CanonicalErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NonFinite(v) => {
+                let name = if v.is_nan() {
+                    "NaN"
+                } else if *v > 0.0 {
+                    "Infinity"
+                } else {
+                    "-Infinity"
+                };
+                write!(f, "{name} is not a JSON number (RFC 8785 refuses NaN and ±Infinity); send it as a string or null")
+            }
+            Self::IntegerOutOfRange(v) => write!(
+                f,
+                "integer {v} is outside ±(2**53 − 1) and would not survive a round trip through an IEEE 754 double; send it as a string"
+            ),
+            Self::LoneSurrogate => f.write_str(
+                "string contains a lone surrogate, which is not Unicode text and has no UTF-8 form",
+            ),
+            Self::NonStringKey(t) => {
+                write!(f, "object key of type {t} is not a string; JSON object keys must be strings")
+            }
+            Self::UnsupportedType(t) => write!(
+                f,
+                "a value of type {t} has no JSON form; convert it to a dict, list, tuple, str, int, float, bool or None first"
+            ),
+            Self::TooDeep => write!(f, "nesting deeper than {MAX_DEPTH} arrays and objects"),
+            Self::DuplicateKey(k) => {
+                let mut quoted = Vec::new();
+                write_str(&mut quoted, k);
+                write!(f, "duplicate object key {}", String::from_utf8_lossy(&quoted))
+            }
+        }
+    }
+}
+
+/// A value that cannot be written as canonical JSON, and where it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CanonicalError {
+    pub kind: CanonicalErrorKind,
+    pub path: JsonPath,
+}
+
+impl CanonicalError {
+    /// An error at the root; enclosing containers add their segments with [`Self::in_index`]
+    /// and [`Self::in_key`] as it unwinds.
+    pub fn new(kind: CanonicalErrorKind) -> Self {
+        Self { kind, path: JsonPath::root() }
+    }
+
+    pub fn in_index(mut self, index: usize) -> Self {
+        self.path = self.path.in_index(index);
+        self
+    }
+
+    pub fn in_key(mut self, key: &str) -> Self {
+        self.path = self.path.in_key(key);
+        self
+    }
+}
+
+impl fmt::Display for CanonicalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.kind)
+    }
+}
+
+impl std::error::Error for CanonicalError {}
+
+// For each byte: 0 = copy as is, b'u' = write as \u00xx, anything else = write backslash + it.
+const ESCAPES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = b'u';
+        b += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0a] = b'n';
+    table[0x0c] = b'f';
+    table[0x0d] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Writes `s` as a JSON string: `"` and `\` and U+0000–U+001F escaped (short forms where
+/// JSON has them, else `\u00xx` in lowercase hex), everything else as raw UTF-8.
+pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape = ESCAPES[b as usize];
+        if escape == 0 {
+            continue;
+        }
+        out.extend_from_slice(&bytes[start..i]);
+        if escape == b'u' {
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[(b >> 4) as usize]);
+            out.push(HEX[(b & 0xf) as usize]);
+        } else {
+            out.push(b'\\');
+            out.push(escape);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Writes a double as ECMAScript `Number.prototype.toString` does (RFC 8785 § 3.2.2.3):
+/// shortest round-trip digits, exponent forms below 1e-6 and from 1e21, `-0` as `0`.
+pub fn write_f64(out: &mut Vec<u8>, v: f64) -> Result<(), CanonicalError> {
+    if !v.is_finite() {
+        return Err(CanonicalError::new(CanonicalErrorKind::NonFinite(v)));
+    }
+    if v == 0.0 {
+        out.push(b'0'); // both zeros: ECMAScript writes -0 as "0"
+        return Ok(());
+    }
+    let mut buffer = ryu_js::Buffer::new();
+    out.extend_from_slice(buffer.format_finite(v).as_bytes());
+    Ok(())
+}
+
+/// Writes an integer in plain decimal; refuses magnitudes above [`MAX_SAFE_INTEGER`].
+/// Within that range the output equals [`write_f64`] of the same number.
+pub fn write_i64(out: &mut Vec<u8>, v: i64) -> Result<(), CanonicalError> {
+    if v.unsigned_abs() > MAX_SAFE_INTEGER as u64 {
+        return Err(CanonicalError::new(CanonicalErrorKind::IntegerOutOfRange(v.to_string())));
+    }
+    let mut buffer = itoa::Buffer::new();
+    out.extend_from_slice(buffer.format(v).as_bytes());
+    Ok(())
+}
+
+/// Orders object keys by their UTF-16 code units, as RFC 8785 § 3.2.3 requires.
+///
+/// UTF-8 byte order equals code point order, which differs from UTF-16 order only where a
+/// character above U+FFFF (a surrogate pair, 0xD800..) meets one in U+E000–U+FFFF. So the
+/// bytes decide, except at the first differing character, which is compared by its UTF-16
+/// units.
+pub fn cmp_keys(a: &str, b: &str) -> Ordering {
+    let (ab, bb) = (a.as_bytes(), b.as_bytes());
+    let common = ab.iter().zip(bb).take_while(|(x, y)| x == y).count();
+    if common == ab.len() || common == bb.len() {
+        return ab.len().cmp(&bb.len());
+    }
+    // The shared prefix ends inside or before one character; step back to its first byte.
+    let mut start = common;
+    while start > 0 && !a.is_char_boundary(start) {
+        start -= 1;
+    }
+    let (ca, cb) = (a[start..].chars().next(), b[start..].chars().next());
+    match (ca, cb) {
+        (Some(ca), Some(cb)) => {
+            let (mut ua, mut ub) = ([0u16; 2], [0u16; 2]);
+            ca.encode_utf16(&mut ua).cmp(&cb.encode_utf16(&mut ub))
+        }
+        _ => ab.cmp(bb),
+    }
+}
+
+/// Sorts `(key, value)` members into canonical order and refuses duplicate keys.
+pub fn sort_members<V>(members: &mut [(&str, V)]) -> Result<(), CanonicalError> {
+    members.sort_by(|x, y| cmp_keys(x.0, y.0));
+    match members.windows(2).find(|w| w[0].0 == w[1].0) {
+        Some(w) => Err(CanonicalError::new(CanonicalErrorKind::DuplicateKey(w[0].0.to_owned()))),
+        None => Ok(()),
+    }
+}
+
+impl Value {
+    /// The canonical JSON (RFC 8785) bytes of this value.
+    pub fn to_canonical(&self) -> Result<Vec<u8>, CanonicalError> {
+        let mut out = Vec::new();
+        self.write_canonical(&mut out)?;
+        Ok(out)
+    }
+
+    /// Appends the canonical JSON of this value to `out`.
+    pub fn write_canonical(&self, out: &mut Vec<u8>) -> Result<(), CanonicalError> {
+        write_value(out, self, 0)
+    }
+}
+
+fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), CanonicalError> {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(v) => write_f64(out, *v)?,
+        Value::String(s) => write_str(out, s),
+        Value::Array(items) => {
+            if depth >= MAX_DEPTH {
+                return Err(CanonicalError::new(CanonicalErrorKind::TooDeep));
+            }
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(out, item, depth + 1).map_err(|e| e.in_index(i))?;
+            }
+            out.push(b']');
+        }
+        Value::Object(members) => {
+            if depth >= MAX_DEPTH {
+                return Err(CanonicalError::new(CanonicalErrorKind::TooDeep));
+            }
+            let mut sorted: Vec<(&str, &Value)> =
+                members.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            sort_members(&mut sorted)?;
+            out.push(b'{');
+            for (i, (key, item)) in sorted.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(out, key);
+                out.push(b':');
+                write_value(out, item, depth + 1).map_err(|e| e.in_key(key))?;
+            }
+            out.push(b'}');
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &str) -> String {
+        let mut out = Vec::new();
+        write_str(&mut out, v);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn n(v: f64) -> String {
+        let mut out = Vec::new();
+        write_f64(&mut out, v).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn escapes_only_quote_backslash_and_controls() {
+        assert_eq!(s("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(s("\u{8}\t\n\u{c}\r"), r#""\b\t\n\f\r""#);
+        assert_eq!(s("\u{0}\u{1f}\u{b}"), r#""\u0000\u001f\u000b""#);
+        assert_eq!(s("/\u{7f}\u{2028}€😀"), "\"/\u{7f}\u{2028}€😀\"");
+    }
+
+    #[test]
+    fn numbers_follow_ecmascript() {
+        assert_eq!(n(0.0), "0");
+        assert_eq!(n(-0.0), "0");
+        assert_eq!(n(1.0), "1");
+        assert_eq!(n(-1.5), "-1.5");
+        assert_eq!(n(1e21), "1e+21");
+        assert_eq!(n(1e20), "100000000000000000000");
+        assert_eq!(n(1e-7), "1e-7");
+        assert_eq!(n(1e-6), "0.000001");
+        assert_eq!(n(5e-324), "5e-324");
+        assert_eq!(n(f64::MAX), "1.7976931348623157e+308");
+        assert_eq!(n(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(n(9007199254740992.0), "9007199254740992");
+    }
+
+    #[test]
+    fn refuses_non_finite_and_unsafe_integers() {
+        let mut out = Vec::new();
+        for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let err = write_f64(&mut out, v).unwrap_err();
+            assert!(matches!(err.kind, CanonicalErrorKind::NonFinite(_)));
+        }
+        assert!(write_i64(&mut out, MAX_SAFE_INTEGER).is_ok());
+        assert!(write_i64(&mut out, -MAX_SAFE_INTEGER).is_ok());
+        let err = write_i64(&mut out, MAX_SAFE_INTEGER + 1).unwrap_err();
+        assert_eq!(err.kind, CanonicalErrorKind::IntegerOutOfRange("9007199254740992".into()));
+        assert!(write_i64(&mut out, i64::MIN).is_err());
+    }
+
+    #[test]
+    fn keys_sort_by_utf16_code_units() {
+        // U+1F600 is D83D DE00 in UTF-16, which sorts before U+E000; UTF-8 says the opposite.
+        assert_eq!(cmp_keys("\u{1F600}", "\u{E000}"), Ordering::Less);
+        assert_eq!(cmp_keys("a\u{1F600}", "a\u{FFFF}"), Ordering::Less);
+        assert_eq!(cmp_keys("\u{E000}", "\u{D7FF}"), Ordering::Greater);
+        assert_eq!(cmp_keys("ab", "abc"), Ordering::Less);
+        assert_eq!(cmp_keys("é", "e"), Ordering::Greater);
+        assert_eq!(cmp_keys("\u{10000}", "\u{10001}"), Ordering::Less);
+        assert_eq!(cmp_keys("same", "same"), Ordering::Equal);
+    }
+
+    #[test]
+    fn objects_sort_and_refuse_duplicates() {
+        let v = Value::Object(vec![
+            ("b".into(), Value::Number(2.0)),
+            ("a".into(), Value::Array(vec![Value::Null, Value::Bool(true)])),
+        ]);
+        assert_eq!(v.to_canonical().unwrap(), br#"{"a":[null,true],"b":2}"#);
+        let dup = Value::Object(vec![("k".into(), Value::Null), ("k".into(), Value::Null)]);
+        let err = dup.to_canonical().unwrap_err();
+        assert_eq!(err.to_string(), "$: duplicate object key \"k\"");
+    }
+
+    #[test]
+    fn errors_name_their_path() {
+        let v = Value::Object(vec![(
+            "messages".into(),
+            Value::Array(vec![Value::Null, Value::Number(f64::NAN)]),
+        )]);
+        let err = v.to_canonical().unwrap_err();
+        assert_eq!(err.path.to_string(), "$.messages[1]");
+        assert!(err.to_string().starts_with("$.messages[1]: NaN is not a JSON number"));
+    }
+
+    #[test]
+    fn depth_is_bounded() {
+        let mut v = Value::Null;
+        for _ in 0..MAX_DEPTH {
+            v = Value::Array(vec![v]);
+        }
+        assert!(v.to_canonical().is_ok());
+        let v = Value::Array(vec![v]);
+        assert_eq!(v.to_canonical().unwrap_err().kind, CanonicalErrorKind::TooDeep);
+    }
+}

@@ -1,0 +1,491 @@
+//! A strict JSON text parser (RFC 8259 grammar, I-JSON restrictions) for canonicalisation.
+//!
+//! Parsing text directly is stricter than canonicalising parsed objects can be: once a
+//! dictionary is built a duplicate member is gone, and a big integer has already been
+//! rounded. So this parser refuses, with line and column, everything RFC 8785 cannot
+//! represent faithfully: duplicate member names, numbers that overflow a double, integers
+//! beyond ±(2**53 − 1) written without fraction or exponent, invalid UTF-8, lone surrogate
+//! escapes, a byte order mark, trailing text and nesting deeper than [`MAX_DEPTH`].
+
+use std::fmt;
+
+use crate::canonical::{cmp_keys, CanonicalErrorKind, MAX_DEPTH, MAX_SAFE_INTEGER};
+use crate::path::JsonPath;
+use crate::value::Value;
+
+/// What is wrong with a JSON text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParseErrorKind {
+    /// The bytes are not UTF-8.
+    InvalidUtf8,
+    /// The text starts with U+FEFF, which I-JSON forbids.
+    ByteOrderMark,
+    /// The text ended where more was expected; says what.
+    UnexpectedEnd(&'static str),
+    /// A character where something else was expected: (found, expected).
+    Unexpected(char, &'static str),
+    /// A raw control character inside a string.
+    ControlCharacter(u8),
+    /// A backslash escape JSON does not have.
+    InvalidEscape,
+    /// A number that does not follow the JSON grammar.
+    InvalidNumber,
+    /// A number too large for a double, as written.
+    NumberOverflow(String),
+    /// Text after the value.
+    TrailingCharacters,
+    /// A rule shared with canonicalisation of values: integer range, lone surrogate,
+    /// duplicate member name, nesting depth.
+    Canonical(CanonicalErrorKind),
+}
+
+impl fmt::Display for ParseErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidUtf8 => f.write_str("invalid UTF-8"),
+            Self::ByteOrderMark => f.write_str("byte order mark (U+FEFF) before the value; I-JSON forbids it"),
+            Self::UnexpectedEnd(expected) => write!(f, "unexpected end of input, expected {expected}"),
+            Self::Unexpected(c, expected) => write!(f, "unexpected {c:?}, expected {expected}"),
+            Self::ControlCharacter(b) => {
+                write!(f, "raw control character U+{b:04X} in a string; write it as an escape")
+            }
+            Self::InvalidEscape => f.write_str(r#"invalid escape; JSON has \" \\ \/ \b \f \n \r \t and \uXXXX"#),
+            Self::InvalidNumber => f.write_str("malformed number"),
+            Self::NumberOverflow(text) => write!(f, "number {text} is too large for an IEEE 754 double"),
+            Self::TrailingCharacters => f.write_str("text after the JSON value"),
+            Self::Canonical(kind) => kind.fmt(f),
+        }
+    }
+}
+
+/// A JSON text that cannot be canonicalised: what, where (1-based line and column, in
+/// characters), and inside which value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParseError {
+    pub kind: ParseErrorKind,
+    /// Byte offset of the problem in the input.
+    pub offset: usize,
+    pub line: usize,
+    pub column: usize,
+    pub path: JsonPath,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}, column {}", self.line, self.column)?;
+        if !self.path.is_empty() {
+            write!(f, " (at {})", self.path)?;
+        }
+        write!(f, ": {}", self.kind)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+impl ParseError {
+    fn in_index(mut self, index: usize) -> Self {
+        self.path = self.path.in_index(index);
+        self
+    }
+
+    fn in_key(mut self, key: &str) -> Self {
+        self.path = self.path.in_key(key);
+        self
+    }
+}
+
+fn locate(bytes: &[u8], offset: usize) -> (usize, usize) {
+    let before = &bytes[..offset];
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+    // Count characters, not bytes: continuation bytes do not start a character.
+    let column = 1 + before[line_start..].iter().filter(|&&b| (b & 0xC0) != 0x80).count();
+    (line, column)
+}
+
+fn error_at(bytes: &[u8], offset: usize, kind: ParseErrorKind) -> ParseError {
+    let (line, column) = locate(bytes, offset);
+    ParseError { kind, offset, line, column, path: JsonPath::root() }
+}
+
+/// Parses one JSON text into a [`Value`], with the strict rules above.
+pub fn parse(data: &[u8]) -> Result<Value, ParseError> {
+    let text = std::str::from_utf8(data)
+        .map_err(|e| error_at(data, e.valid_up_to(), ParseErrorKind::InvalidUtf8))?;
+    if text.starts_with('\u{FEFF}') {
+        return Err(error_at(data, 0, ParseErrorKind::ByteOrderMark));
+    }
+    let mut parser = Parser { text, bytes: data, pos: 0 };
+    let value = parser.value(0)?;
+    parser.skip_whitespace();
+    if parser.pos < data.len() {
+        return Err(parser.error(ParseErrorKind::TrailingCharacters));
+    }
+    Ok(value)
+}
+
+/// Canonical JSON (RFC 8785) of a JSON text, parsed strictly.
+pub fn canonicalize_text(data: &[u8]) -> Result<Vec<u8>, ParseError> {
+    let value = parse(data)?;
+    // The parser has already refused everything canonicalisation could.
+    value
+        .to_canonical()
+        .map_err(|e| ParseError { path: e.path, ..error_at(data, 0, ParseErrorKind::Canonical(e.kind)) })
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl Parser<'_> {
+    fn error(&self, kind: ParseErrorKind) -> ParseError {
+        error_at(self.bytes, self.pos, kind)
+    }
+
+    fn unexpected(&self, expected: &'static str) -> ParseError {
+        match self.text[self.pos..].chars().next() {
+            Some(c) => self.error(ParseErrorKind::Unexpected(c, expected)),
+            None => self.error(ParseErrorKind::UnexpectedEnd(expected)),
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn expect(&mut self, byte: u8, expected: &'static str) -> Result<(), ParseError> {
+        self.skip_whitespace();
+        if self.peek() == Some(byte) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(self.unexpected(expected))
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Value, ParseError> {
+        self.skip_whitespace();
+        match self.peek() {
+            Some(b'{') => self.object(depth),
+            Some(b'[') => self.array(depth),
+            Some(b'"') => Ok(Value::String(self.string()?)),
+            Some(b't') => self.literal("true", Value::Bool(true)),
+            Some(b'f') => self.literal("false", Value::Bool(false)),
+            Some(b'n') => self.literal("null", Value::Null),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            _ => Err(self.unexpected("a JSON value")),
+        }
+    }
+
+    fn literal(&mut self, word: &'static str, value: Value) -> Result<Value, ParseError> {
+        if self.bytes[self.pos..].starts_with(word.as_bytes()) {
+            self.pos += word.len();
+            Ok(value)
+        } else {
+            Err(self.unexpected("a JSON value"))
+        }
+    }
+
+    fn enter(&self, depth: usize) -> Result<(), ParseError> {
+        if depth >= MAX_DEPTH {
+            Err(self.error(ParseErrorKind::Canonical(CanonicalErrorKind::TooDeep)))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Result<Value, ParseError> {
+        self.enter(depth)?;
+        self.pos += 1; // '['
+        let mut items = Vec::new();
+        self.skip_whitespace();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(Value::Array(items));
+        }
+        loop {
+            let index = items.len();
+            items.push(self.value(depth + 1).map_err(|e| e.in_index(index))?);
+            self.skip_whitespace();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(Value::Array(items));
+                }
+                _ => return Err(self.unexpected("',' or ']'")),
+            }
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<Value, ParseError> {
+        self.enter(depth)?;
+        self.pos += 1; // '{'
+        let mut members: Vec<(String, Value)> = Vec::new();
+        let mut key_offsets: Vec<usize> = Vec::new();
+        self.skip_whitespace();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(Value::Object(members));
+        }
+        loop {
+            self.skip_whitespace();
+            if self.peek() != Some(b'"') {
+                return Err(self.unexpected("a member name in double quotes"));
+            }
+            key_offsets.push(self.pos);
+            let key = self.string()?;
+            self.expect(b':', "':'")?;
+            let value = self.value(depth + 1).map_err(|e| e.in_key(&key))?;
+            members.push((key, value));
+            self.skip_whitespace();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    break;
+                }
+                _ => return Err(self.unexpected("',' or '}'")),
+            }
+        }
+        // Sort once: it finds duplicates and leaves the members in canonical order.
+        let mut order: Vec<usize> = (0..members.len()).collect();
+        order.sort_by(|&a, &b| cmp_keys(&members[a].0, &members[b].0).then(a.cmp(&b)));
+        if let Some(w) = order.windows(2).find(|w| members[w[0]].0 == members[w[1]].0) {
+            let key = members[w[1]].0.clone();
+            return Err(error_at(
+                self.bytes,
+                key_offsets[w[1]],
+                ParseErrorKind::Canonical(CanonicalErrorKind::DuplicateKey(key)),
+            ));
+        }
+        let mut slots: Vec<Option<(String, Value)>> = members.into_iter().map(Some).collect();
+        let sorted = order.into_iter().filter_map(|i| slots[i].take()).collect();
+        Ok(Value::Object(sorted))
+    }
+
+    fn hex4(&mut self) -> Result<u32, ParseError> {
+        let digits = self.bytes.get(self.pos..self.pos + 4).ok_or_else(|| self.error(ParseErrorKind::InvalidEscape))?;
+        let mut v = 0u32;
+        for &d in digits {
+            let nibble = (d as char).to_digit(16).ok_or_else(|| self.error(ParseErrorKind::InvalidEscape))?;
+            v = v * 16 + nibble;
+        }
+        self.pos += 4;
+        Ok(v)
+    }
+
+    fn string(&mut self) -> Result<String, ParseError> {
+        self.pos += 1; // opening quote
+        let mut out = String::new();
+        let mut start = self.pos;
+        loop {
+            let Some(b) = self.peek() else {
+                return Err(self.error(ParseErrorKind::UnexpectedEnd("'\"' to close the string")));
+            };
+            match b {
+                b'"' => {
+                    out.push_str(&self.text[start..self.pos]);
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                b'\\' => {
+                    out.push_str(&self.text[start..self.pos]);
+                    let escape_at = self.pos;
+                    self.pos += 1;
+                    let c = match self.peek() {
+                        Some(b'"') => '"',
+                        Some(b'\\') => '\\',
+                        Some(b'/') => '/',
+                        Some(b'b') => '\u{8}',
+                        Some(b'f') => '\u{c}',
+                        Some(b'n') => '\n',
+                        Some(b'r') => '\r',
+                        Some(b't') => '\t',
+                        Some(b'u') => {
+                            self.pos += 1;
+                            let c = self.unicode_escape(escape_at)?;
+                            out.push(c);
+                            start = self.pos;
+                            continue;
+                        }
+                        _ => return Err(self.error(ParseErrorKind::InvalidEscape)),
+                    };
+                    self.pos += 1;
+                    out.push(c);
+                    start = self.pos;
+                }
+                0x00..=0x1f => return Err(self.error(ParseErrorKind::ControlCharacter(b))),
+                _ => self.pos += 1,
+            }
+        }
+    }
+
+    // After `\u`: one code point, joining a surrogate pair written as two escapes.
+    fn unicode_escape(&mut self, escape_at: usize) -> Result<char, ParseError> {
+        let lone = |p: &Self| {
+            error_at(p.bytes, escape_at, ParseErrorKind::Canonical(CanonicalErrorKind::LoneSurrogate))
+        };
+        let unit = self.hex4()?;
+        let code = match unit {
+            0xD800..=0xDBFF => {
+                if !self.bytes[self.pos..].starts_with(b"\\u") {
+                    return Err(lone(self));
+                }
+                self.pos += 2;
+                let low = self.hex4()?;
+                if !(0xDC00..=0xDFFF).contains(&low) {
+                    return Err(lone(self));
+                }
+                0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+            }
+            0xDC00..=0xDFFF => return Err(lone(self)),
+            _ => unit,
+        };
+        char::from_u32(code).ok_or_else(|| lone(self))
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.pos;
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
+        self.pos - start
+    }
+
+    fn number(&mut self) -> Result<Value, ParseError> {
+        let start = self.pos;
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => {
+                self.digits();
+            }
+            _ => return Err(self.error(ParseErrorKind::InvalidNumber)),
+        }
+        let mut integer = true;
+        if self.peek() == Some(b'.') {
+            integer = false;
+            self.pos += 1;
+            if self.digits() == 0 {
+                return Err(self.error(ParseErrorKind::InvalidNumber));
+            }
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            integer = false;
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if self.digits() == 0 {
+                return Err(self.error(ParseErrorKind::InvalidNumber));
+            }
+        }
+        if let Some(b'0'..=b'9') = self.peek() {
+            return Err(self.error(ParseErrorKind::InvalidNumber)); // a leading zero, as in 01
+        }
+        let literal = &self.text[start..self.pos];
+        if integer {
+            return match literal.parse::<i64>() {
+                Ok(v) if v.unsigned_abs() <= MAX_SAFE_INTEGER as u64 => Ok(Value::Number(v as f64)),
+                _ => Err(error_at(
+                    self.bytes,
+                    start,
+                    ParseErrorKind::Canonical(CanonicalErrorKind::IntegerOutOfRange(literal.to_owned())),
+                )),
+            };
+        }
+        // Rust's float parsing rounds correctly, as ECMAScript's does. Underflow to zero is
+        // accepted (docs/FORMAT.md); overflow is refused.
+        let v: f64 = literal.parse().map_err(|_| error_at(self.bytes, start, ParseErrorKind::InvalidNumber))?;
+        if v.is_infinite() {
+            return Err(error_at(self.bytes, start, ParseErrorKind::NumberOverflow(literal.to_owned())));
+        }
+        Ok(Value::Number(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canon(text: &str) -> String {
+        String::from_utf8(canonicalize_text(text.as_bytes()).unwrap()).unwrap()
+    }
+
+    fn fail(text: &[u8]) -> ParseError {
+        canonicalize_text(text).unwrap_err()
+    }
+
+    #[test]
+    fn canonicalises_whitespace_order_and_numbers() {
+        assert_eq!(canon(" { \"b\" : [1.0, -0, 1E2, 0.5e-7], \"a\":\"\\u00e9\\/\" } "), "{\"a\":\"é/\",\"b\":[1,0,100,5e-8]}");
+        assert_eq!(canon("\"\\ud83d\\ude00\""), "\"😀\"");
+        assert_eq!(canon("1e-400"), "0");
+        assert_eq!(canon("[]"), "[]");
+        assert_eq!(canon("{}"), "{}");
+    }
+
+    #[test]
+    fn refuses_duplicates_with_position() {
+        let e = fail(b"{\n  \"a\": 1,\n  \"a\": 2\n}");
+        assert_eq!((e.line, e.column), (3, 3));
+        assert_eq!(e.to_string(), "line 3, column 3: duplicate object key \"a\"");
+        let e = fail(br#"{"x": {"k": 1, "k": 1}}"#);
+        assert_eq!(e.path.to_string(), "$.x");
+    }
+
+    #[test]
+    fn refuses_what_jcs_cannot_represent() {
+        let cases: &[(&[u8], &str)] = &[
+            (b"1e400", "too large for an IEEE 754 double"),
+            (b"9007199254740992", "outside ±(2**53 − 1)"),
+            (b"-9007199254740992", "outside ±(2**53 − 1)"),
+            (b"\"\\ud800\"", "lone surrogate"),
+            (b"\"\\udc00\\ud800\"", "lone surrogate"),
+            (b"\"\xff\"", "invalid UTF-8"),
+            (b"[1] x", "text after the JSON value"),
+            (b"\xef\xbb\xbf{}", "byte order mark"),
+            (b"", "unexpected end of input"),
+            (b"01", "malformed number"),
+            (b"1.", "malformed number"),
+            (b"NaN", "unexpected 'N'"),
+            (b"\"a\tb\"", "raw control character U+0009"),
+            (b"\"\\x\"", "invalid escape"),
+            (b"[1,]", "unexpected ']'"),
+            (b"{\"a\" 1}", "expected ':'"),
+        ];
+        for (text, needle) in cases {
+            let e = fail(text);
+            assert!(e.to_string().contains(needle), "{:?}: {e}", String::from_utf8_lossy(text));
+        }
+        assert_eq!(canon("9007199254740991"), "9007199254740991");
+        assert_eq!(canon("9007199254740993.0"), "9007199254740992");
+    }
+
+    #[test]
+    fn columns_count_characters_and_paths_name_values() {
+        let e = fail("{\"é\": [true, nul]}".as_bytes());
+        assert_eq!((e.line, e.column), (1, 14));
+        assert_eq!(e.path.to_string(), "$[\"é\"][1]");
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let deep = "[".repeat(MAX_DEPTH) + &"]".repeat(MAX_DEPTH);
+        assert!(canonicalize_text(deep.as_bytes()).is_ok());
+        let deeper = "[".repeat(1_000_000);
+        let e = fail(deeper.as_bytes());
+        assert_eq!(e.kind, ParseErrorKind::Canonical(CanonicalErrorKind::TooDeep));
+    }
+}

@@ -1,0 +1,573 @@
+//! RunContext (format v1): validation, normalisation, rendering and digests.
+//!
+//! `docs/FORMAT.md` is the normative text; every rule below is pinned by
+//! `docs/vectors/runcontext-v1.json`.
+
+use std::fmt;
+
+use crate::args::{Arg, ArgError, ArgNode, Shape};
+use crate::canonical::write_str;
+use crate::digest::digest_bytes;
+
+/// Version of the rendering and digest format.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// First line of every tail block.
+pub const TAIL_HEADING: &str = "## Current context";
+
+/// Last part of every tail block: it makes the block authoritative over stale descriptions
+/// earlier in the conversation, and says it is context, not a request.
+pub const TAIL_CLOSING: &str = "This block supersedes any environment description, tool catalogue or\n\
+project instructions that appear earlier in this conversation; where they\n\
+disagree, this block is authoritative.\n\
+This block is context, not a request: do not acknowledge it, and do not\n\
+reply to it.";
+
+/// One `(name, value)` pair as the caller passed it; `None` drops a fact or a section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub name: String,
+    pub value: Option<String>,
+}
+
+impl Entry {
+    pub fn new(name: impl Into<String>, value: Option<impl Into<String>>) -> Self {
+        Self { name: name.into(), value: value.map(Into::into) }
+    }
+}
+
+/// Where a section is rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Position {
+    Head,
+    Tail,
+}
+
+impl Position {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Position::Head => "head",
+            Position::Tail => "tail",
+        }
+    }
+}
+
+/// A rendered section and the digest a transcript stores it under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    pub position: Position,
+    pub name: String,
+    pub text: String,
+    /// `digest({"name": name, "text": text})`.
+    pub digest: String,
+}
+
+/// Why arguments are not a valid RunContext. Each variant names the argument, the index
+/// and, where there is one, the name involved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunContextError {
+    NotASequence { arg: Arg, type_name: String },
+    Mapping { arg: Arg },
+    Unordered { arg: Arg, type_name: String },
+    BarePair { arg: Arg, name: String },
+    NotAPair { arg: Arg, index: usize, found: String },
+    NameType { arg: Arg, index: usize, type_name: String },
+    ValueType { arg: Arg, index: usize, name: String, type_name: String },
+    NotText { arg: Arg, index: usize, name: Option<String> },
+    EmptyName { arg: Arg, index: usize },
+    NameControl { arg: Arg, index: usize, name: String },
+    NameWhitespace { arg: Arg, index: usize, name: String },
+    DuplicateName { arg: Arg, index: usize, name: String, first_arg: Arg, first_index: usize },
+}
+
+impl RunContextError {
+    /// A stable identifier of the rule broken, as used by the conformance vectors.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::NotASequence { .. } => "not-a-sequence",
+            Self::Mapping { .. } => "mapping",
+            Self::Unordered { .. } => "unordered",
+            Self::BarePair { .. } => "bare-pair",
+            Self::NotAPair { .. } => "not-a-pair",
+            Self::NameType { .. } => "name-type",
+            Self::ValueType { .. } => "value-type",
+            Self::NotText { .. } => "not-text",
+            Self::EmptyName { .. } => "empty-name",
+            Self::NameControl { .. } => "name-control",
+            Self::NameWhitespace { .. } => "name-whitespace",
+            Self::DuplicateName { .. } => "duplicate-name",
+        }
+    }
+
+    /// True where the argument has the wrong type (Python raises a `TypeError`), false
+    /// where it has the right type and a wrong value (`ValueError`).
+    pub fn is_type_error(&self) -> bool {
+        matches!(
+            self,
+            Self::NotASequence { .. }
+                | Self::Mapping { .. }
+                | Self::Unordered { .. }
+                | Self::BarePair { .. }
+                | Self::NotAPair { .. }
+                | Self::NameType { .. }
+                | Self::ValueType { .. }
+        )
+    }
+}
+
+fn quoted(name: &str) -> String {
+    let mut out = Vec::with_capacity(name.len() + 2);
+    write_str(&mut out, name);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+impl fmt::Display for RunContextError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotASequence { arg, type_name } => write!(
+                f,
+                "{arg}: expected a sequence of (name, {v}) pairs, got {type_name}",
+                v = arg.value_word()
+            ),
+            Self::Mapping { arg } => write!(
+                f,
+                "{arg}: a mapping is refused because the render order must be explicit. A mapping \
+built from a set, a hash-ordered source or another language's map renders a different prompt in \
+each process while its canonical digest stays the same (sorted keys), so two processes would send \
+different prompts and agree they were the same context. Pass a list of (name, {v}) pairs; \
+list(d.items()) when you vouch for the mapping's order.",
+                v = arg.value_word()
+            ),
+            Self::Unordered { arg, type_name } => write!(
+                f,
+                "{arg}: a {type_name} has no order, and the render order must be explicit; pass a \
+list of (name, {v}) pairs in the order to render",
+                v = arg.value_word()
+            ),
+            Self::BarePair { arg, name } => write!(
+                f,
+                "{arg}: got one bare pair ({n}, ...), not a sequence of pairs; wrap it in a list: \
+[({n}, ...)]",
+                n = quoted(name)
+            ),
+            Self::NotAPair { arg, index, found } => write!(
+                f,
+                "{arg}[{index}]: expected a (name, {v}) pair, got {found}",
+                v = arg.value_word()
+            ),
+            Self::NameType { arg, index, type_name } => {
+                write!(f, "{arg}[{index}]: the name must be a str, got {type_name}")
+            }
+            Self::ValueType { arg, index, name, type_name } => write!(
+                f,
+                "{arg}[{index}] ({n}): the {v} must be a str or None, got {type_name}; render it \
+to text yourself (a {type_name} stringified into a prompt is rarely what was meant)",
+                n = quoted(name),
+                v = arg.value_word()
+            ),
+            Self::NotText { arg, index, name: Some(name) } => write!(
+                f,
+                "{arg}[{index}] ({n}): the {v} is not valid Unicode text (it holds a lone surrogate)",
+                n = quoted(name),
+                v = arg.value_word()
+            ),
+            Self::NotText { arg, index, name: None } => write!(
+                f,
+                "{arg}[{index}]: the name is not valid Unicode text (it holds a lone surrogate)"
+            ),
+            Self::EmptyName { arg, index } => write!(f, "{arg}[{index}]: the name is empty"),
+            Self::NameControl { arg, index, name } => write!(
+                f,
+                "{arg}[{index}] ({n}): a name may not hold control characters or line breaks",
+                n = quoted(name)
+            ),
+            Self::NameWhitespace { arg, index, name } => write!(
+                f,
+                "{arg}[{index}] ({n}): a name may not begin or end with whitespace (names are \
+validated, never rewritten)",
+                n = quoted(name)
+            ),
+            Self::DuplicateName { arg, index, name, first_arg, first_index } => {
+                let scope = if *arg == Arg::Facts {
+                    "fact names are unique among the facts"
+                } else {
+                    "section names are unique across head and tail together"
+                };
+                write!(
+                    f,
+                    "{arg}[{index}] ({n}): duplicate name, already used by {first_arg}[{first_index}] \
+({scope}; a dropped entry still owns its name)",
+                    n = quoted(name)
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for RunContextError {}
+
+/// The refreshable half of a prompt: stable head sections, volatile facts and tail sections,
+/// validated, normalised and rendered once, with a canonical digest.
+///
+/// Immutable: every property is computed at construction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunContext {
+    head: Vec<(String, String)>,
+    facts: Vec<(String, String)>,
+    tail: Vec<(String, String)>,
+    head_text: Option<String>,
+    tail_text: Option<String>,
+    sections: Vec<Section>,
+    digest: String,
+}
+
+/// Trailing `White_Space` (Unicode property) comes off; nothing else is touched.
+fn normalise(value: &str) -> &str {
+    value.trim_end_matches(char::is_whitespace)
+}
+
+fn is_forbidden_in_name(c: char) -> bool {
+    // Control characters (general category Cc, which includes \n \r U+0085) and the two
+    // Unicode line breaks outside Cc.
+    c.is_control() || c == '\u{2028}' || c == '\u{2029}'
+}
+
+/// Collects validated entries, in order, for the three arguments.
+#[derive(Default)]
+struct Collector {
+    head: Vec<(String, Option<String>)>,
+    facts: Vec<(String, Option<String>)>,
+    tail: Vec<(String, Option<String>)>,
+    // (arg, index) of every name seen, for duplicate messages; small, so a linear scan.
+    section_names: Vec<(String, Arg, usize)>,
+}
+
+impl Collector {
+    fn add(&mut self, arg: Arg, index: usize, name: String, value: Option<String>) -> Result<(), RunContextError> {
+        if name.is_empty() {
+            return Err(RunContextError::EmptyName { arg, index });
+        }
+        if name.chars().any(is_forbidden_in_name) {
+            return Err(RunContextError::NameControl { arg, index, name });
+        }
+        if name.starts_with(char::is_whitespace) || name.ends_with(char::is_whitespace) {
+            return Err(RunContextError::NameWhitespace { arg, index, name });
+        }
+        let first = if arg == Arg::Facts {
+            self.facts.iter().position(|(n, _)| *n == name).map(|i| (Arg::Facts, i))
+        } else {
+            self.section_names.iter().find(|(n, _, _)| *n == name).map(|(_, a, i)| (*a, *i))
+        };
+        if let Some((first_arg, first_index)) = first {
+            return Err(RunContextError::DuplicateName { arg, index, name, first_arg, first_index });
+        }
+        let value = value.map(|v| {
+            let kept = normalise(&v).len();
+            let mut v = v;
+            v.truncate(kept);
+            v
+        });
+        match arg {
+            Arg::HeadSections => {
+                self.section_names.push((name.clone(), arg, index));
+                self.head.push((name, value));
+            }
+            Arg::TailSections => {
+                self.section_names.push((name.clone(), arg, index));
+                self.tail.push((name, value));
+            }
+            Arg::Facts => self.facts.push((name, value)),
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> RunContext {
+        // Empty is empty: a section with no text is dropped; a fact is dropped only for None.
+        let keep_sections = |entries: Vec<(String, Option<String>)>| -> Vec<(String, String)> {
+            entries
+                .into_iter()
+                .filter_map(|(n, t)| t.filter(|t| !t.is_empty()).map(|t| (n, t)))
+                .collect()
+        };
+        let head = keep_sections(self.head);
+        let tail = keep_sections(self.tail);
+        let facts: Vec<(String, String)> =
+            self.facts.into_iter().filter_map(|(n, v)| v.map(|v| (n, v))).collect();
+        RunContext::render(head, facts, tail)
+    }
+}
+
+impl RunContext {
+    /// Builds a context from entries a Rust program already holds. Names are validated,
+    /// values normalised; `None` drops an entry but its name stays taken.
+    pub fn new(head: Vec<Entry>, facts: Vec<Entry>, tail: Vec<Entry>) -> Result<Self, RunContextError> {
+        let mut collector = Collector::default();
+        for (arg, entries) in [(Arg::HeadSections, head), (Arg::Facts, facts), (Arg::TailSections, tail)] {
+            for (index, entry) in entries.into_iter().enumerate() {
+                collector.add(arg, index, entry.name, entry.value)?;
+            }
+        }
+        Ok(collector.finish())
+    }
+
+    /// Builds a context from front-end values, applying the shape rules of [`crate::args`]
+    /// first. `None` for an argument means empty.
+    ///
+    /// Order of checks (the conformance vectors rely on it): the arguments in the order
+    /// head_sections, facts, tail_sections; for each, its own shape, then each entry in turn:
+    /// pair shape, name type, value type, name rules, duplicates.
+    pub fn from_args<N: ArgNode>(
+        head: Option<&N>,
+        facts: Option<&N>,
+        tail: Option<&N>,
+    ) -> Result<Self, ArgError<N::Error>> {
+        let mut collector = Collector::default();
+        for (arg, node) in [(Arg::HeadSections, head), (Arg::Facts, facts), (Arg::TailSections, tail)] {
+            let Some(node) = node else { continue };
+            for (index, (name, value)) in pairs(arg, node)?.into_iter().enumerate() {
+                collector.add(arg, index, name, value)?;
+            }
+        }
+        Ok(collector.finish())
+    }
+
+    fn render(head: Vec<(String, String)>, facts: Vec<(String, String)>, tail: Vec<(String, String)>) -> Self {
+        let head_text = (!head.is_empty())
+            .then(|| head.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join("\n\n"));
+        let tail_text = (!facts.is_empty() || !tail.is_empty()).then(|| {
+            let mut out = String::from(TAIL_HEADING);
+            if !facts.is_empty() {
+                out.push_str("\n\n");
+                for (i, (name, value)) in facts.iter().enumerate() {
+                    if i > 0 {
+                        out.push('\n');
+                    }
+                    out.push_str("- ");
+                    out.push_str(name);
+                    out.push(':');
+                    if !value.is_empty() {
+                        out.push(' ');
+                        out.push_str(value);
+                    }
+                }
+            }
+            for (_, text) in &tail {
+                out.push_str("\n\n");
+                out.push_str(text);
+            }
+            out.push_str("\n\n");
+            out.push_str(TAIL_CLOSING);
+            out
+        });
+        let section = |position: Position, (name, text): &(String, String)| Section {
+            position,
+            digest: section_digest(name, text),
+            name: name.clone(),
+            text: text.clone(),
+        };
+        let sections = head
+            .iter()
+            .map(|e| section(Position::Head, e))
+            .chain(tail.iter().map(|e| section(Position::Tail, e)))
+            .collect();
+        let digest = digest_bytes(&document(&head, &facts, &tail));
+        RunContext { head, facts, tail, head_text, tail_text, sections, digest }
+    }
+
+    /// Head sections that were kept, normalised, in order.
+    pub fn head_sections(&self) -> &[(String, String)] {
+        &self.head
+    }
+
+    /// Facts that were kept (value not `None`), normalised, in order.
+    pub fn facts(&self) -> &[(String, String)] {
+        &self.facts
+    }
+
+    /// Tail sections that were kept, normalised, in order.
+    pub fn tail_sections(&self) -> &[(String, String)] {
+        &self.tail
+    }
+
+    /// The head sections' texts joined by a blank line, or `None` when there are none.
+    pub fn head_text(&self) -> Option<&str> {
+        self.head_text.as_deref()
+    }
+
+    /// The tail block, or `None` when there are no facts and no tail sections.
+    pub fn tail_text(&self) -> Option<&str> {
+        self.tail_text.as_deref()
+    }
+
+    /// Every kept section, head first, with its digest.
+    pub fn sections(&self) -> &[Section] {
+        &self.sections
+    }
+
+    /// The digest of the canonical document (see [`RunContext::canonical_document`]).
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    /// The canonical JSON document the digest is taken of:
+    /// `{"facts":[[n,v],…],"head":[[n,t],…],"tail":[[n,t],…],"v":1}`.
+    pub fn canonical_document(&self) -> Vec<u8> {
+        document(&self.head, &self.facts, &self.tail)
+    }
+}
+
+fn write_pairs(out: &mut Vec<u8>, pairs: &[(String, String)]) {
+    out.push(b'[');
+    for (i, (name, value)) in pairs.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'[');
+        write_str(out, name);
+        out.push(b',');
+        write_str(out, value);
+        out.push(b']');
+    }
+    out.push(b']');
+}
+
+// Written directly in canonical form: the keys are already in sorted order.
+fn document(head: &[(String, String)], facts: &[(String, String)], tail: &[(String, String)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 + [head, facts, tail].iter().flat_map(|p| p.iter()).map(|(n, v)| n.len() + v.len() + 8).sum::<usize>());
+    out.extend_from_slice(b"{\"facts\":");
+    write_pairs(&mut out, facts);
+    out.extend_from_slice(b",\"head\":");
+    write_pairs(&mut out, head);
+    out.extend_from_slice(b",\"tail\":");
+    write_pairs(&mut out, tail);
+    out.extend_from_slice(b",\"v\":");
+    out.extend_from_slice(FORMAT_VERSION.to_string().as_bytes());
+    out.push(b'}');
+    out
+}
+
+/// `digest({"name": name, "text": text})`: what a transcript stores a section body under.
+pub fn section_digest(name: &str, text: &str) -> String {
+    let mut out = Vec::with_capacity(name.len() + text.len() + 20);
+    out.extend_from_slice(b"{\"name\":");
+    write_str(&mut out, name);
+    out.extend_from_slice(b",\"text\":");
+    write_str(&mut out, text);
+    out.push(b'}');
+    digest_bytes(&out)
+}
+
+fn describe<N: ArgNode>(shape: &Shape<N>, node: &N) -> String {
+    match shape {
+        Shape::Seq(items) => format!("a {} of {} items", node.type_name(), items.len()),
+        _ => node.type_name(),
+    }
+}
+
+/// Applies the shape rules to one argument: a sequence of (name, str-or-None) pairs.
+fn pairs<N: ArgNode>(arg: Arg, node: &N) -> Result<Vec<(String, Option<String>)>, ArgError<N::Error>> {
+    let items = match node.shape().map_err(ArgError::Host)? {
+        Shape::Null => return Ok(Vec::new()),
+        Shape::Seq(items) => items,
+        Shape::Mapping => return Err(RunContextError::Mapping { arg }.into()),
+        Shape::Unordered => return Err(RunContextError::Unordered { arg, type_name: node.type_name() }.into()),
+        Shape::Str(_) | Shape::NotText | Shape::Other => {
+            return Err(RunContextError::NotASequence { arg, type_name: node.type_name() }.into())
+        }
+    };
+    if let [first, second] = items.as_slice() {
+        if let Shape::Str(name) = first.shape().map_err(ArgError::Host)? {
+            if matches!(second.shape().map_err(ArgError::Host)?, Shape::Str(_) | Shape::Null) {
+                return Err(RunContextError::BarePair { arg, name }.into());
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let shape = item.shape().map_err(ArgError::Host)?;
+        let pair = match shape {
+            Shape::Seq(pair) if pair.len() == 2 => pair,
+            other => return Err(RunContextError::NotAPair { arg, index, found: describe(&other, item) }.into()),
+        };
+        let name = match pair[0].shape().map_err(ArgError::Host)? {
+            Shape::Str(name) => name,
+            Shape::NotText => return Err(RunContextError::NotText { arg, index, name: None }.into()),
+            _ => return Err(RunContextError::NameType { arg, index, type_name: pair[0].type_name() }.into()),
+        };
+        let value = match pair[1].shape().map_err(ArgError::Host)? {
+            Shape::Str(value) => Some(value),
+            Shape::Null => None,
+            Shape::NotText => return Err(RunContextError::NotText { arg, index, name: Some(name) }.into()),
+            _ => {
+                let type_name = pair[1].type_name();
+                return Err(RunContextError::ValueType { arg, index, name, type_name }.into());
+            }
+        };
+        out.push((name, value));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(name: &str, value: &str) -> Entry {
+        Entry::new(name, Some(value))
+    }
+
+    #[test]
+    fn renders_head_and_tail() {
+        let rc = RunContext::new(
+            vec![e("identity", "You are a careful agent.  \n"), e("empty", " \u{3000}")],
+            vec![e("date", "2026-11-30"), e("note", ""), Entry::new("gone", None::<String>)],
+            vec![e("agents", "Use tabs.")],
+        )
+        .unwrap();
+        assert_eq!(rc.head_text(), Some("You are a careful agent."));
+        let expected = format!("{TAIL_HEADING}\n\n- date: 2026-11-30\n- note:\n\nUse tabs.\n\n{TAIL_CLOSING}");
+        assert_eq!(rc.tail_text(), Some(expected.as_str()));
+        assert_eq!(rc.sections().len(), 2);
+        assert_eq!(rc.sections()[1].position, Position::Tail);
+        assert_eq!(
+            String::from_utf8(rc.canonical_document()).unwrap(),
+            r#"{"facts":[["date","2026-11-30"],["note",""]],"head":[["identity","You are a careful agent."]],"tail":[["agents","Use tabs."]],"v":1}"#
+        );
+    }
+
+    #[test]
+    fn empty_context_renders_nothing() {
+        let rc = RunContext::new(vec![], vec![], vec![]).unwrap();
+        assert_eq!((rc.head_text(), rc.tail_text()), (None, None));
+        assert_eq!(rc.digest(), digest_bytes(br#"{"facts":[],"head":[],"tail":[],"v":1}"#));
+    }
+
+    #[test]
+    fn normalisation_uses_white_space_exactly() {
+        let rc = RunContext::new(vec![], vec![e("a", "x\u{1c}"), e("b", "y\u{a0}\t "), e("c", "  z")], vec![]).unwrap();
+        let values: Vec<&str> = rc.facts().iter().map(|(_, v)| v.as_str()).collect();
+        assert_eq!(values, ["x\u{1c}", "y", "  z"]);
+    }
+
+    #[test]
+    fn names_are_validated_and_unique() {
+        let err = |r: Result<RunContext, RunContextError>| r.unwrap_err().kind();
+        assert_eq!(err(RunContext::new(vec![], vec![e("", "x")], vec![])), "empty-name");
+        assert_eq!(err(RunContext::new(vec![], vec![e("a\nb", "x")], vec![])), "name-control");
+        assert_eq!(err(RunContext::new(vec![], vec![e("a\u{2028}", "x")], vec![])), "name-control");
+        assert_eq!(err(RunContext::new(vec![], vec![e(" a", "x")], vec![])), "name-whitespace");
+        let dup = RunContext::new(vec![Entry::new("s", None::<String>)], vec![], vec![e("s", "x")]).unwrap_err();
+        assert_eq!(
+            dup.to_string(),
+            "tail_sections[0] (\"s\"): duplicate name, already used by head_sections[0] (section names \
+are unique across head and tail together; a dropped entry still owns its name)"
+        );
+        // Facts and sections are separate namespaces.
+        assert!(RunContext::new(vec![e("date", "x")], vec![e("date", "y")], vec![]).is_ok());
+    }
+
+    #[test]
+    fn section_digest_is_digest_of_name_and_text() {
+        assert_eq!(section_digest("a", "b\n"), digest_bytes(br#"{"name":"a","text":"b\n"}"#));
+    }
+}

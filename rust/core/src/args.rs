@@ -83,3 +83,24 @@ impl<E> From<crate::RunContextError> for ArgError<E> {
         ArgError::Invalid(e)
     }
 }
+
+/// JSON values as RunContext arguments, as the conformance vectors write them: an array is
+/// a sequence, an object a mapping, a string text, `null` nothing.
+impl ArgNode for crate::Value {
+    type Error = std::convert::Infallible;
+
+    fn shape(&self) -> Result<Shape<Self>, Self::Error> {
+        use crate::Value;
+        Ok(match self {
+            Value::Null => Shape::Null,
+            Value::String(s) => Shape::Str(s.clone()),
+            Value::Array(items) => Shape::Seq(items.clone()),
+            Value::Object(_) => Shape::Mapping,
+            Value::Bool(_) | Value::Number(_) => Shape::Other,
+        })
+    }
+
+    fn type_name(&self) -> String {
+        self.type_name().to_owned()
+    }
+}

@@ -38,6 +38,21 @@ pub enum CanonicalErrorKind {
     DuplicateKey(String),
 }
 
+impl CanonicalErrorKind {
+    /// A stable identifier of the rule broken (`non-finite`, `duplicate-key`, …).
+    pub fn id(&self) -> &'static str {
+        match self {
+            Self::NonFinite(_) => "non-finite",
+            Self::IntegerOutOfRange(_) => "integer-out-of-range",
+            Self::LoneSurrogate => "lone-surrogate",
+            Self::NonStringKey(_) => "non-string-key",
+            Self::UnsupportedType(_) => "unsupported-type",
+            Self::TooDeep => "too-deep",
+            Self::DuplicateKey(_) => "duplicate-key",
+        }
+    }
+}
+
 impl fmt::Display for CanonicalErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

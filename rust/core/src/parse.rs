@@ -39,6 +39,22 @@ pub enum ParseErrorKind {
     Canonical(CanonicalErrorKind),
 }
 
+impl ParseErrorKind {
+    /// A stable identifier of the rule broken (`trailing`, `number-overflow`, …); rules
+    /// shared with canonicalisation keep their [`CanonicalErrorKind::id`].
+    pub fn id(&self) -> &'static str {
+        match self {
+            Self::InvalidUtf8 => "invalid-utf8",
+            Self::ByteOrderMark => "bom",
+            Self::UnexpectedEnd(_) | Self::Unexpected(..) | Self::InvalidEscape | Self::InvalidNumber => "syntax",
+            Self::ControlCharacter(_) => "control-character",
+            Self::NumberOverflow(_) => "number-overflow",
+            Self::TrailingCharacters => "trailing",
+            Self::Canonical(kind) => kind.id(),
+        }
+    }
+}
+
 impl fmt::Display for ParseErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -99,6 +99,40 @@ impl RunContextError {
         }
     }
 
+    /// The argument the error is in.
+    pub fn arg(&self) -> Arg {
+        match self {
+            Self::NotASequence { arg, .. }
+            | Self::Mapping { arg }
+            | Self::Unordered { arg, .. }
+            | Self::BarePair { arg, .. }
+            | Self::NotAPair { arg, .. }
+            | Self::NameType { arg, .. }
+            | Self::ValueType { arg, .. }
+            | Self::NotText { arg, .. }
+            | Self::EmptyName { arg, .. }
+            | Self::NameControl { arg, .. }
+            | Self::NameWhitespace { arg, .. }
+            | Self::DuplicateName { arg, .. } => *arg,
+        }
+    }
+
+    /// The index of the offending entry within its argument; `None` where the argument as a
+    /// whole is wrong.
+    pub fn index(&self) -> Option<usize> {
+        match self {
+            Self::NotASequence { .. } | Self::Mapping { .. } | Self::Unordered { .. } | Self::BarePair { .. } => None,
+            Self::NotAPair { index, .. }
+            | Self::NameType { index, .. }
+            | Self::ValueType { index, .. }
+            | Self::NotText { index, .. }
+            | Self::EmptyName { index, .. }
+            | Self::NameControl { index, .. }
+            | Self::NameWhitespace { index, .. }
+            | Self::DuplicateName { index, .. } => Some(*index),
+        }
+    }
+
     /// True where the argument has the wrong type (Python raises a `TypeError`), false
     /// where it has the right type and a wrong value (`ValueError`).
     pub fn is_type_error(&self) -> bool {
@@ -323,9 +357,8 @@ impl RunContext {
     ) -> Result<Self, ArgError<N::Error>> {
         let mut collector = Collector::default();
         for (arg, node) in [(Arg::HeadSections, head), (Arg::Facts, facts), (Arg::TailSections, tail)] {
-            let Some(node) = node else { continue };
-            for (index, (name, value)) in pairs(arg, node)?.into_iter().enumerate() {
-                collector.add(arg, index, name, value)?;
+            if let Some(node) = node {
+                add_pairs(&mut collector, arg, node)?;
             }
         }
         Ok(collector.finish())
@@ -464,10 +497,11 @@ fn describe<N: ArgNode>(shape: &Shape<N>, node: &N) -> String {
     }
 }
 
-/// Applies the shape rules to one argument: a sequence of (name, str-or-None) pairs.
-fn pairs<N: ArgNode>(arg: Arg, node: &N) -> Result<Vec<(String, Option<String>)>, ArgError<N::Error>> {
+/// Applies the shape rules to one argument, a sequence of (name, str-or-None) pairs, and
+/// adds each entry as soon as it is read, so that errors come in entry order.
+fn add_pairs<N: ArgNode>(collector: &mut Collector, arg: Arg, node: &N) -> Result<(), ArgError<N::Error>> {
     let items = match node.shape().map_err(ArgError::Host)? {
-        Shape::Null => return Ok(Vec::new()),
+        Shape::Null => return Ok(()),
         Shape::Seq(items) => items,
         Shape::Mapping => return Err(RunContextError::Mapping { arg }.into()),
         Shape::Unordered => return Err(RunContextError::Unordered { arg, type_name: node.type_name() }.into()),
@@ -482,7 +516,6 @@ fn pairs<N: ArgNode>(arg: Arg, node: &N) -> Result<Vec<(String, Option<String>)>
             }
         }
     }
-    let mut out = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
         let shape = item.shape().map_err(ArgError::Host)?;
         let pair = match shape {
@@ -503,9 +536,9 @@ fn pairs<N: ArgNode>(arg: Arg, node: &N) -> Result<Vec<(String, Option<String>)>
                 return Err(RunContextError::ValueType { arg, index, name, type_name }.into());
             }
         };
-        out.push((name, value));
+        collector.add(arg, index, name, value)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

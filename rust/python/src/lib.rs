@@ -1,1 +1,23 @@
-//! placeholder
+//! `runcontext._core`: the PyO3 binding of `runcontext-core`.
+//!
+//! Each function converts its arguments, calls the core and maps the core's error to a
+//! Python exception (`errors.rs`). No format rule lives in this crate.
+
+use pyo3::prelude::*;
+
+mod canonical;
+mod errors;
+mod runcontext;
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MAX_DEPTH", runcontext_core::MAX_DEPTH)?;
+    m.add("FORMAT_VERSION", runcontext_core::FORMAT_VERSION)?;
+    m.add_function(wrap_pyfunction!(canonical::canonical_json, m)?)?;
+    m.add_function(wrap_pyfunction!(canonical::canonicalize_text, m)?)?;
+    m.add_function(wrap_pyfunction!(canonical::digest, m)?)?;
+    m.add_function(wrap_pyfunction!(canonical::digest_bytes, m)?)?;
+    m.add_class::<runcontext::RunContext>()?;
+    Ok(())
+}

@@ -1,0 +1,48 @@
+"""The loop splice: ``[head, *messages, tail]`` without touching the conversation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from runcontext._core import RunContext
+
+__all__ = ["splice"]
+
+
+def check_messages(messages: object, *, argument: str = "messages") -> Sequence[Any]:
+    """Return ``messages`` if it is a sequence of mappings that each have a ``role``.
+
+    Raises ``TypeError`` naming the argument and the index of the first bad message.
+    """
+    if isinstance(messages, str | bytes | bytearray) or not isinstance(messages, Sequence):
+        raise TypeError(
+            f"{argument}: expected a sequence of message mappings, got {type(messages).__name__}"
+        )
+    for index, message in enumerate(messages):
+        if type(message) is not dict and not isinstance(message, Mapping):
+            raise TypeError(
+                f"{argument}[{index}]: expected a message mapping with a 'role', "
+                f"got {type(message).__name__}"
+            )
+        if "role" not in message:
+            raise TypeError(f"{argument}[{index}]: the message has no 'role' key")
+    return messages
+
+
+def splice(messages: Sequence[Mapping[str, Any]], context: RunContext | None) -> list[Any]:
+    """Return ``[head_message, *messages, tail_message]``, leaving out whichever is ``None``.
+
+    The input is not mutated and every message in the result *is* the caller's object: the
+    cost is one new list of references. ``context=None`` returns a new list of the same
+    messages.
+    """
+    check_messages(messages)
+    if context is None:
+        return list(messages)
+    head, tail = context.head_message, context.tail_message
+    request: list[Any] = [] if head is None else [head]
+    request.extend(messages)
+    if tail is not None:
+        request.append(tail)
+    return request

@@ -1,0 +1,224 @@
+//! `runcontext.RunContext`: an immutable Python mirror of the core's RunContext.
+//!
+//! Python values are described to the core as [`Shape`]s; the core applies every rule.
+//! All Python objects a property returns are built once, at construction.
+
+use pyo3::basic::CompareOp;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{
+    PyByteArray, PyBytes, PyDict, PyFrozenSet, PyList, PyMapping, PySequence, PySet, PyString, PyTuple, PyType,
+};
+use runcontext_core::{ArgError, ArgNode, Shape};
+
+use crate::errors::runcontext_error;
+
+/// A Python value as the core's argument rules see it.
+struct PyNode<'py>(Bound<'py, PyAny>);
+
+impl<'py> ArgNode for PyNode<'py> {
+    type Error = PyErr;
+
+    fn shape(&self) -> PyResult<Shape<Self>> {
+        let obj = &self.0;
+        Ok(if obj.is_none() {
+            Shape::Null
+        } else if let Ok(s) = obj.cast::<PyString>() {
+            match s.to_str() {
+                Ok(text) => Shape::Str(text.to_owned()),
+                Err(_) => Shape::NotText,
+            }
+        } else if let Ok(list) = obj.cast::<PyList>() {
+            Shape::Seq(list.iter().map(PyNode).collect())
+        } else if let Ok(tuple) = obj.cast::<PyTuple>() {
+            Shape::Seq(tuple.iter().map(PyNode).collect())
+        } else if obj.is_instance_of::<PyDict>() || obj.cast::<PyMapping>().is_ok() {
+            Shape::Mapping
+        } else if obj.is_instance_of::<PySet>() || obj.is_instance_of::<PyFrozenSet>() || is_abstract_set(obj)? {
+            Shape::Unordered
+        } else if obj.is_instance_of::<PyBytes>() || obj.is_instance_of::<PyByteArray>() {
+            Shape::Other // a sequence of ints, never of pairs
+        } else if let Ok(seq) = obj.cast::<PySequence>() {
+            // Any other collections.abc.Sequence (a deque, a custom sequence). Iterators and
+            // generators are not sequences: their order is not inspectable before use.
+            Shape::Seq(seq.try_iter()?.map(|item| item.map(PyNode)).collect::<PyResult<_>>()?)
+        } else {
+            Shape::Other
+        })
+    }
+
+    fn type_name(&self) -> String {
+        self.0.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "<unknown>".to_owned())
+    }
+}
+
+fn is_abstract_set(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    static SET: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    obj.is_instance(SET.import(obj.py(), "collections.abc", "Set")?)
+}
+
+fn pairs_tuple<'py>(py: Python<'py>, pairs: &[(String, String)]) -> PyResult<Py<PyTuple>> {
+    let items = pairs.iter().map(|(n, v)| PyTuple::new(py, [n.as_str(), v.as_str()])).collect::<PyResult<Vec<_>>>()?;
+    Ok(PyTuple::new(py, items)?.unbind())
+}
+
+fn section_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    static SECTION: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    SECTION.import(py, "runcontext.section", "Section")
+}
+
+/// The refreshable half of a prompt, built fresh per run from strings the caller passes.
+#[pyclass(frozen, module = "runcontext", name = "RunContext")]
+pub struct RunContext {
+    head_text: Option<Py<PyString>>,
+    tail_text: Option<Py<PyString>>,
+    digest: Py<PyString>,
+    digest_text: String,
+    sections: Py<PyTuple>,
+    facts: Py<PyTuple>,
+    head_sections: Py<PyTuple>,
+    tail_sections: Py<PyTuple>,
+    hash: isize,
+}
+
+impl RunContext {
+    fn message<'py>(py: Python<'py>, text: &Option<Py<PyString>>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(text) = text else { return Ok(None) };
+        let message = PyDict::new(py);
+        message.set_item(pyo3::intern!(py, "role"), pyo3::intern!(py, "system"))?;
+        message.set_item(pyo3::intern!(py, "content"), text.bind(py))?;
+        Ok(Some(message))
+    }
+}
+
+#[pymethods]
+impl RunContext {
+    #[new]
+    #[pyo3(signature = (*, head_sections = None, facts = None, tail_sections = None))]
+    fn new(
+        py: Python<'_>,
+        head_sections: Option<Bound<'_, PyAny>>,
+        facts: Option<Bound<'_, PyAny>>,
+        tail_sections: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let (head, facts, tail) = (head_sections.map(PyNode), facts.map(PyNode), tail_sections.map(PyNode));
+        let core = runcontext_core::RunContext::from_args(head.as_ref(), facts.as_ref(), tail.as_ref()).map_err(|e| match e {
+            ArgError::Invalid(err) => runcontext_error(py, err),
+            ArgError::Host(err) => err,
+        })?;
+        let text = |t: Option<&str>| t.map(|t| PyString::new(py, t).unbind());
+        let section = section_class(py)?;
+        let sections = core
+            .sections()
+            .iter()
+            .map(|s| section.call1((s.position.as_str(), s.name.as_str(), s.text.as_str(), s.digest.as_str())))
+            .collect::<PyResult<Vec<_>>>()?;
+        // Equal contexts have equal digests, so the digest's first 64 bits make a good hash.
+        let hash = u64::from_str_radix(&core.digest()[runcontext_core::DIGEST_PREFIX.len()..][..16], 16).unwrap_or(0) as isize;
+        Ok(RunContext {
+            head_text: text(core.head_text()),
+            tail_text: text(core.tail_text()),
+            digest: PyString::new(py, core.digest()).unbind(),
+            digest_text: core.digest().to_owned(),
+            sections: PyTuple::new(py, sections)?.unbind(),
+            facts: pairs_tuple(py, core.facts())?,
+            head_sections: pairs_tuple(py, core.head_sections())?,
+            tail_sections: pairs_tuple(py, core.tail_sections())?,
+            hash: if hash == -1 { -2 } else { hash },
+        })
+    }
+
+    /// The head sections' texts joined by a blank line, or None.
+    #[getter]
+    fn head_text(&self, py: Python<'_>) -> Option<Py<PyString>> {
+        self.head_text.as_ref().map(|t| t.clone_ref(py))
+    }
+
+    /// The tail block, or None when there are no facts and no tail sections.
+    #[getter]
+    fn tail_text(&self, py: Python<'_>) -> Option<Py<PyString>> {
+        self.tail_text.as_ref().map(|t| t.clone_ref(py))
+    }
+
+    /// `{"role": "system", "content": head_text}` (a new dict each call), or None.
+    #[getter]
+    fn head_message<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        Self::message(py, &self.head_text)
+    }
+
+    /// `{"role": "system", "content": tail_text}` (a new dict each call), or None.
+    #[getter]
+    fn tail_message<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        Self::message(py, &self.tail_text)
+    }
+
+    /// `blake3:…` digest of the canonical document of the kept, normalised entries.
+    #[getter]
+    fn digest(&self, py: Python<'_>) -> Py<PyString> {
+        self.digest.clone_ref(py)
+    }
+
+    /// Every kept section, head first, as `Section(position, name, text, digest)`.
+    #[getter]
+    fn sections(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.sections.clone_ref(py)
+    }
+
+    /// Kept facts, normalised, as `(name, value)` tuples in order.
+    #[getter]
+    fn facts(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.facts.clone_ref(py)
+    }
+
+    /// Kept head sections, normalised, as `(name, text)` tuples in order.
+    #[getter]
+    fn head_sections(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.head_sections.clone_ref(py)
+    }
+
+    /// Kept tail sections, normalised, as `(name, text)` tuples in order.
+    #[getter]
+    fn tail_sections(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.tail_sections.clone_ref(py)
+    }
+
+    fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
+        let py = other.py();
+        let Ok(other) = other.cast::<RunContext>() else {
+            return Ok(py.NotImplemented());
+        };
+        let equal = self.digest_text == other.get().digest_text;
+        Ok(match op {
+            CompareOp::Eq => equal.into_pyobject(py)?.to_owned().into_any().unbind(),
+            CompareOp::Ne => (!equal).into_pyobject(py)?.to_owned().into_any().unbind(),
+            _ => py.NotImplemented(),
+        })
+    }
+
+    fn __hash__(&self) -> isize {
+        self.hash
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let digest = &self.digest_text;
+        Ok(format!(
+            "RunContext(digest='{}…', head_sections={}, facts={}, tail_sections={})",
+            &digest[..runcontext_core::DIGEST_PREFIX.len() + 12],
+            self.head_sections.bind(py).len(),
+            self.facts.bind(py).len(),
+            self.tail_sections.bind(py).len()
+        ))
+    }
+
+    /// Pickles as its kept, normalised arguments; rebuilding gives the same digest.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        let this = slf.get();
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("head_sections", this.head_sections.bind(py))?;
+        kwargs.set_item("facts", this.facts.bind(py))?;
+        kwargs.set_item("tail_sections", this.tail_sections.bind(py))?;
+        let partial = py.import("functools")?.getattr("partial")?.call((slf.get_type(),), Some(&kwargs))?;
+        Ok((partial, PyTuple::empty(py)))
+    }
+}

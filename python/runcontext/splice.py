@@ -7,7 +7,7 @@ from typing import Any
 
 from runcontext._core import RunContext
 
-__all__ = ["splice"]
+__all__ = ["check_messages", "splice"]
 
 
 def check_messages(messages: object, *, argument: str = "messages") -> Sequence[Any]:

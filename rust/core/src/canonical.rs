@@ -101,7 +101,10 @@ impl CanonicalError {
     /// An error at the root; enclosing containers add their segments with [`Self::in_index`]
     /// and [`Self::in_key`] as it unwinds.
     pub fn new(kind: CanonicalErrorKind) -> Self {
-        Self { kind, path: JsonPath::root() }
+        Self {
+            kind,
+            path: JsonPath::root(),
+        }
     }
 
     pub fn in_index(mut self, index: usize) -> Self {
@@ -189,7 +192,9 @@ pub fn write_f64(out: &mut Vec<u8>, v: f64) -> Result<(), CanonicalError> {
 /// Within that range the output equals [`write_f64`] of the same number.
 pub fn write_i64(out: &mut Vec<u8>, v: i64) -> Result<(), CanonicalError> {
     if v.unsigned_abs() > MAX_SAFE_INTEGER as u64 {
-        return Err(CanonicalError::new(CanonicalErrorKind::IntegerOutOfRange(v.to_string())));
+        return Err(CanonicalError::new(CanonicalErrorKind::IntegerOutOfRange(
+            v.to_string(),
+        )));
     }
     let mut buffer = itoa::Buffer::new();
     out.extend_from_slice(buffer.format(v).as_bytes());
@@ -227,7 +232,9 @@ pub fn cmp_keys(a: &str, b: &str) -> Ordering {
 pub fn sort_members<V>(members: &mut [(&str, V)]) -> Result<(), CanonicalError> {
     members.sort_by(|x, y| cmp_keys(x.0, y.0));
     match members.windows(2).find(|w| w[0].0 == w[1].0) {
-        Some(w) => Err(CanonicalError::new(CanonicalErrorKind::DuplicateKey(w[0].0.to_owned()))),
+        Some(w) => Err(CanonicalError::new(CanonicalErrorKind::DuplicateKey(
+            w[0].0.to_owned(),
+        ))),
         None => Ok(()),
     }
 }
@@ -338,7 +345,10 @@ mod tests {
         assert!(write_i64(&mut out, MAX_SAFE_INTEGER).is_ok());
         assert!(write_i64(&mut out, -MAX_SAFE_INTEGER).is_ok());
         let err = write_i64(&mut out, MAX_SAFE_INTEGER + 1).unwrap_err();
-        assert_eq!(err.kind, CanonicalErrorKind::IntegerOutOfRange("9007199254740992".into()));
+        assert_eq!(
+            err.kind,
+            CanonicalErrorKind::IntegerOutOfRange("9007199254740992".into())
+        );
         assert!(write_i64(&mut out, i64::MIN).is_err());
     }
 
@@ -358,7 +368,10 @@ mod tests {
     fn objects_sort_and_refuse_duplicates() {
         let v = Value::Object(vec![
             ("b".into(), Value::Number(2.0)),
-            ("a".into(), Value::Array(vec![Value::Null, Value::Bool(true)])),
+            (
+                "a".into(),
+                Value::Array(vec![Value::Null, Value::Bool(true)]),
+            ),
         ]);
         assert_eq!(v.to_canonical().unwrap(), br#"{"a":[null,true],"b":2}"#);
         let dup = Value::Object(vec![("k".into(), Value::Null), ("k".into(), Value::Null)]);
@@ -374,7 +387,9 @@ mod tests {
         )]);
         let err = v.to_canonical().unwrap_err();
         assert_eq!(err.path.to_string(), "$.messages[1]");
-        assert!(err.to_string().starts_with("$.messages[1]: NaN is not a JSON number"));
+        assert!(err
+            .to_string()
+            .starts_with("$.messages[1]: NaN is not a JSON number"));
     }
 
     #[test]
@@ -385,6 +400,9 @@ mod tests {
         }
         assert!(v.to_canonical().is_ok());
         let v = Value::Array(vec![v]);
-        assert_eq!(v.to_canonical().unwrap_err().kind, CanonicalErrorKind::TooDeep);
+        assert_eq!(
+            v.to_canonical().unwrap_err().kind,
+            CanonicalErrorKind::TooDeep
+        );
     }
 }

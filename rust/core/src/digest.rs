@@ -38,7 +38,10 @@ mod tests {
 
     #[test]
     fn digest_hashes_the_canonical_bytes() {
-        let v = Value::Object(vec![("b".into(), Value::Null), ("a".into(), Value::Bool(true))]);
+        let v = Value::Object(vec![
+            ("b".into(), Value::Null),
+            ("a".into(), Value::Bool(true)),
+        ]);
         assert_eq!(digest(&v).unwrap(), digest_bytes(br#"{"a":true,"b":null}"#));
     }
 }

@@ -16,10 +16,13 @@ pub mod path;
 pub mod runcontext;
 pub mod value;
 
+pub use args::{Arg, ArgError, ArgNode, Shape};
 pub use canonical::{CanonicalError, CanonicalErrorKind, MAX_DEPTH, MAX_SAFE_INTEGER};
 pub use digest::{digest, digest_bytes, DIGEST_PREFIX};
 pub use parse::{canonicalize_text, parse, ParseError, ParseErrorKind};
 pub use path::JsonPath;
-pub use args::{Arg, ArgError, ArgNode, Shape};
-pub use runcontext::{section_digest, Entry, Position, RunContext, RunContextError, Section, FORMAT_VERSION, TAIL_CLOSING, TAIL_HEADING};
+pub use runcontext::{
+    section_digest, Entry, Position, RunContext, RunContextError, Section, FORMAT_VERSION,
+    TAIL_CLOSING, TAIL_HEADING,
+};
 pub use value::Value;

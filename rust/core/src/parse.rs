@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use crate::canonical::{cmp_keys, CanonicalErrorKind, MAX_DEPTH, MAX_SAFE_INTEGER};
+use crate::canonical::{cmp_keys, write_f64, CanonicalErrorKind, MAX_DEPTH, MAX_SAFE_INTEGER};
 use crate::path::JsonPath;
 use crate::value::Value;
 
@@ -32,6 +32,8 @@ pub enum ParseErrorKind {
     InvalidNumber,
     /// A number too large for a double, as written.
     NumberOverflow(String),
+    /// An integer literal beyond ±(2**53 − 1) whose double is written as another integer.
+    InexactInteger { literal: String, nearest: String },
     /// Text after the value.
     TrailingCharacters,
     /// A rule shared with canonicalisation of values: integer range, lone surrogate,
@@ -46,9 +48,13 @@ impl ParseErrorKind {
         match self {
             Self::InvalidUtf8 => "invalid-utf8",
             Self::ByteOrderMark => "bom",
-            Self::UnexpectedEnd(_) | Self::Unexpected(..) | Self::InvalidEscape | Self::InvalidNumber => "syntax",
+            Self::UnexpectedEnd(_)
+            | Self::Unexpected(..)
+            | Self::InvalidEscape
+            | Self::InvalidNumber => "syntax",
             Self::ControlCharacter(_) => "control-character",
             Self::NumberOverflow(_) => "number-overflow",
+            Self::InexactInteger { .. } => "integer-out-of-range",
             Self::TrailingCharacters => "trailing",
             Self::Canonical(kind) => kind.id(),
         }
@@ -59,15 +65,31 @@ impl fmt::Display for ParseErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::InvalidUtf8 => f.write_str("invalid UTF-8"),
-            Self::ByteOrderMark => f.write_str("byte order mark (U+FEFF) before the value; I-JSON forbids it"),
-            Self::UnexpectedEnd(expected) => write!(f, "unexpected end of input, expected {expected}"),
+            Self::ByteOrderMark => {
+                f.write_str("byte order mark (U+FEFF) before the value; I-JSON forbids it")
+            }
+            Self::UnexpectedEnd(expected) => {
+                write!(f, "unexpected end of input, expected {expected}")
+            }
             Self::Unexpected(c, expected) => write!(f, "unexpected {c:?}, expected {expected}"),
             Self::ControlCharacter(b) => {
-                write!(f, "raw control character U+{b:04X} in a string; write it as an escape")
+                write!(
+                    f,
+                    "raw control character U+{b:04X} in a string; write it as an escape"
+                )
             }
-            Self::InvalidEscape => f.write_str(r#"invalid escape; JSON has \" \\ \/ \b \f \n \r \t and \uXXXX"#),
+            Self::InvalidEscape => {
+                f.write_str(r#"invalid escape; JSON has \" \\ \/ \b \f \n \r \t and \uXXXX"#)
+            }
             Self::InvalidNumber => f.write_str("malformed number"),
-            Self::NumberOverflow(text) => write!(f, "number {text} is too large for an IEEE 754 double"),
+            Self::NumberOverflow(text) => {
+                write!(f, "number {text} is too large for an IEEE 754 double")
+            }
+            Self::InexactInteger { literal, nearest } => write!(
+                f,
+                "integer {literal} is outside ±(2**53 − 1) and has no exact IEEE 754 double; its \
+canonical form would be {nearest}. Send it as a string"
+            ),
             Self::TrailingCharacters => f.write_str("text after the JSON value"),
             Self::Canonical(kind) => kind.fmt(f),
         }
@@ -112,16 +134,28 @@ impl ParseError {
 
 fn locate(bytes: &[u8], offset: usize) -> (usize, usize) {
     let before = &bytes[..offset];
-    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
     let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
     // Count characters, not bytes: continuation bytes do not start a character.
-    let column = 1 + before[line_start..].iter().filter(|&&b| (b & 0xC0) != 0x80).count();
+    let column = 1 + before[line_start..]
+        .iter()
+        .filter(|&&b| (b & 0xC0) != 0x80)
+        .count();
     (line, column)
 }
 
 fn error_at(bytes: &[u8], offset: usize, kind: ParseErrorKind) -> ParseError {
     let (line, column) = locate(bytes, offset);
-    ParseError { kind, offset, line, column, path: JsonPath::root() }
+    ParseError {
+        kind,
+        offset,
+        line,
+        column,
+        path: JsonPath::root(),
+    }
 }
 
 /// Parses one JSON text into a [`Value`], with the strict rules above.
@@ -131,7 +165,11 @@ pub fn parse(data: &[u8]) -> Result<Value, ParseError> {
     if text.starts_with('\u{FEFF}') {
         return Err(error_at(data, 0, ParseErrorKind::ByteOrderMark));
     }
-    let mut parser = Parser { text, bytes: data, pos: 0 };
+    let mut parser = Parser {
+        text,
+        bytes: data,
+        pos: 0,
+    };
     let value = parser.value(0)?;
     parser.skip_whitespace();
     if parser.pos < data.len() {
@@ -144,9 +182,10 @@ pub fn parse(data: &[u8]) -> Result<Value, ParseError> {
 pub fn canonicalize_text(data: &[u8]) -> Result<Vec<u8>, ParseError> {
     let value = parse(data)?;
     // The parser has already refused everything canonicalisation could.
-    value
-        .to_canonical()
-        .map_err(|e| ParseError { path: e.path, ..error_at(data, 0, ParseErrorKind::Canonical(e.kind)) })
+    value.to_canonical().map_err(|e| ParseError {
+        path: e.path,
+        ..error_at(data, 0, ParseErrorKind::Canonical(e.kind))
+    })
 }
 
 struct Parser<'a> {
@@ -275,7 +314,10 @@ impl Parser<'_> {
         // Sort once: it finds duplicates and leaves the members in canonical order.
         let mut order: Vec<usize> = (0..members.len()).collect();
         order.sort_by(|&a, &b| cmp_keys(&members[a].0, &members[b].0).then(a.cmp(&b)));
-        if let Some(w) = order.windows(2).find(|w| members[w[0]].0 == members[w[1]].0) {
+        if let Some(w) = order
+            .windows(2)
+            .find(|w| members[w[0]].0 == members[w[1]].0)
+        {
             let key = members[w[1]].0.clone();
             return Err(error_at(
                 self.bytes,
@@ -289,10 +331,15 @@ impl Parser<'_> {
     }
 
     fn hex4(&mut self) -> Result<u32, ParseError> {
-        let digits = self.bytes.get(self.pos..self.pos + 4).ok_or_else(|| self.error(ParseErrorKind::InvalidEscape))?;
+        let digits = self
+            .bytes
+            .get(self.pos..self.pos + 4)
+            .ok_or_else(|| self.error(ParseErrorKind::InvalidEscape))?;
         let mut v = 0u32;
         for &d in digits {
-            let nibble = (d as char).to_digit(16).ok_or_else(|| self.error(ParseErrorKind::InvalidEscape))?;
+            let nibble = (d as char)
+                .to_digit(16)
+                .ok_or_else(|| self.error(ParseErrorKind::InvalidEscape))?;
             v = v * 16 + nibble;
         }
         self.pos += 4;
@@ -348,7 +395,11 @@ impl Parser<'_> {
     // After `\u`: one code point, joining a surrogate pair written as two escapes.
     fn unicode_escape(&mut self, escape_at: usize) -> Result<char, ParseError> {
         let lone = |p: &Self| {
-            error_at(p.bytes, escape_at, ParseErrorKind::Canonical(CanonicalErrorKind::LoneSurrogate))
+            error_at(
+                p.bytes,
+                escape_at,
+                ParseErrorKind::Canonical(CanonicalErrorKind::LoneSurrogate),
+            )
         };
         let unit = self.hex4()?;
         let code = match unit {
@@ -412,23 +463,66 @@ impl Parser<'_> {
         }
         let literal = &self.text[start..self.pos];
         if integer {
-            return match literal.parse::<i64>() {
-                Ok(v) if v.unsigned_abs() <= MAX_SAFE_INTEGER as u64 => Ok(Value::Number(v as f64)),
-                _ => Err(error_at(
-                    self.bytes,
-                    start,
-                    ParseErrorKind::Canonical(CanonicalErrorKind::IntegerOutOfRange(literal.to_owned())),
-                )),
-            };
+            if let Ok(v) = literal.parse::<i64>() {
+                if v.unsigned_abs() <= MAX_SAFE_INTEGER as u64 {
+                    return Ok(Value::Number(v as f64));
+                }
+            }
         }
         // Rust's float parsing rounds correctly, as ECMAScript's does. Underflow to zero is
         // accepted (docs/FORMAT.md); overflow is refused.
-        let v: f64 = literal.parse().map_err(|_| error_at(self.bytes, start, ParseErrorKind::InvalidNumber))?;
+        let v: f64 = literal
+            .parse()
+            .map_err(|_| error_at(self.bytes, start, ParseErrorKind::InvalidNumber))?;
         if v.is_infinite() {
-            return Err(error_at(self.bytes, start, ParseErrorKind::NumberOverflow(literal.to_owned())));
+            return Err(error_at(
+                self.bytes,
+                start,
+                ParseErrorKind::NumberOverflow(literal.to_owned()),
+            ));
+        }
+        if integer && !same_decimal(literal, v) {
+            // Beyond ±(2**53 − 1) an integer literal stands only if the canonical form of its
+            // double denotes the same integer (docs/FORMAT.md § Numbers in JSON text).
+            let mut nearest = Vec::new();
+            write_f64(&mut nearest, v).expect("finite");
+            return Err(error_at(
+                self.bytes,
+                start,
+                ParseErrorKind::InexactInteger {
+                    literal: literal.to_owned(),
+                    nearest: String::from_utf8_lossy(&nearest).into_owned(),
+                },
+            ));
         }
         Ok(Value::Number(v))
     }
+}
+
+/// Significant digits (no leading or trailing zeros) and decimal exponent of a number
+/// written as integer digits (`-120` → ("12", 3)) or in ECMAScript exponent form
+/// (`1.2e+2` → ("12", 3)): two texts with equal results denote the same number.
+fn decimal_parts(text: &str) -> (String, i64) {
+    let text = text.trim_start_matches('-');
+    let (mantissa, exponent) = match text.split_once('e') {
+        Some((m, e)) => (m, e.trim_start_matches('+').parse::<i64>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let int_len = mantissa.split('.').next().map_or(0, str::len) as i64;
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let leading = digits.len() - digits.trim_start_matches('0').len();
+    let significant = digits
+        .trim_start_matches('0')
+        .trim_end_matches('0')
+        .to_owned();
+    (significant, int_len - leading as i64 + exponent)
+}
+
+/// True when the canonical form of `value` denotes the same number as `literal`.
+fn same_decimal(literal: &str, value: f64) -> bool {
+    let mut canonical = Vec::new();
+    write_f64(&mut canonical, value).is_ok()
+        && decimal_parts(literal) == decimal_parts(&String::from_utf8_lossy(&canonical))
 }
 
 #[cfg(test)]
@@ -445,7 +539,10 @@ mod tests {
 
     #[test]
     fn canonicalises_whitespace_order_and_numbers() {
-        assert_eq!(canon(" { \"b\" : [1.0, -0, 1E2, 0.5e-7], \"a\":\"\\u00e9\\/\" } "), "{\"a\":\"é/\",\"b\":[1,0,100,5e-8]}");
+        assert_eq!(
+            canon(" { \"b\" : [1.0, -0, 1E2, 0.5e-7], \"a\":\"\\u00e9\\/\" } "),
+            "{\"a\":\"é/\",\"b\":[1,0,100,5e-8]}"
+        );
         assert_eq!(canon("\"\\ud83d\\ude00\""), "\"😀\"");
         assert_eq!(canon("1e-400"), "0");
         assert_eq!(canon("[]"), "[]");
@@ -456,7 +553,10 @@ mod tests {
     fn refuses_duplicates_with_position() {
         let e = fail(b"{\n  \"a\": 1,\n  \"a\": 2\n}");
         assert_eq!((e.line, e.column), (3, 3));
-        assert_eq!(e.to_string(), "line 3, column 3: duplicate object key \"a\"");
+        assert_eq!(
+            e.to_string(),
+            "line 3, column 3: duplicate object key \"a\""
+        );
         let e = fail(br#"{"x": {"k": 1, "k": 1}}"#);
         assert_eq!(e.path.to_string(), "$.x");
     }
@@ -465,8 +565,14 @@ mod tests {
     fn refuses_what_jcs_cannot_represent() {
         let cases: &[(&[u8], &str)] = &[
             (b"1e400", "too large for an IEEE 754 double"),
-            (b"9007199254740992", "outside ±(2**53 − 1)"),
-            (b"-9007199254740992", "outside ±(2**53 − 1)"),
+            (
+                b"9007199254740993",
+                "its canonical form would be 9007199254740992",
+            ),
+            (
+                b"-9223372036854775807",
+                "its canonical form would be -9223372036854776000",
+            ),
             (b"\"\\ud800\"", "lone surrogate"),
             (b"\"\\udc00\\ud800\"", "lone surrogate"),
             (b"\"\xff\"", "invalid UTF-8"),
@@ -483,10 +589,32 @@ mod tests {
         ];
         for (text, needle) in cases {
             let e = fail(text);
-            assert!(e.to_string().contains(needle), "{:?}: {e}", String::from_utf8_lossy(text));
+            assert!(
+                e.to_string().contains(needle),
+                "{:?}: {e}",
+                String::from_utf8_lossy(text)
+            );
         }
         assert_eq!(canon("9007199254740991"), "9007199254740991");
+        // Beyond 2**53 an integer literal stands when its canonical form is the same number.
+        assert_eq!(canon("-9007199254740992"), "-9007199254740992");
+        assert_eq!(canon("69555879672194250"), "69555879672194250");
+        assert_eq!(canon("100000000000000000000000"), "1e+23");
         assert_eq!(canon("9007199254740993.0"), "9007199254740992");
+    }
+
+    #[test]
+    fn decimal_parts_ignore_notation() {
+        assert_eq!(decimal_parts("120"), ("12".into(), 3));
+        assert_eq!(decimal_parts("1.2e+2"), ("12".into(), 3));
+        assert_eq!(
+            decimal_parts("1e+23"),
+            decimal_parts("100000000000000000000000")
+        );
+        assert_ne!(
+            decimal_parts("9007199254740993"),
+            decimal_parts("9007199254740992")
+        );
     }
 
     #[test]
@@ -502,6 +630,9 @@ mod tests {
         assert!(canonicalize_text(deep.as_bytes()).is_ok());
         let deeper = "[".repeat(1_000_000);
         let e = fail(deeper.as_bytes());
-        assert_eq!(e.kind, ParseErrorKind::Canonical(CanonicalErrorKind::TooDeep));
+        assert_eq!(
+            e.kind,
+            ParseErrorKind::Canonical(CanonicalErrorKind::TooDeep)
+        );
     }
 }

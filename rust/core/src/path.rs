@@ -78,7 +78,10 @@ mod tests {
 
     #[test]
     fn renders_innermost_last() {
-        let p = JsonPath::root().in_key("content").in_index(3).in_key("messages");
+        let p = JsonPath::root()
+            .in_key("content")
+            .in_index(3)
+            .in_key("messages");
         assert_eq!(p.to_string(), "$.messages[3].content");
         assert_eq!(p.len(), 3);
     }

@@ -17,7 +17,8 @@ pub const TAIL_HEADING: &str = "## Current context";
 
 /// Last part of every tail block: it makes the block authoritative over stale descriptions
 /// earlier in the conversation, and says it is context, not a request.
-pub const TAIL_CLOSING: &str = "This block supersedes any environment description, tool catalogue or\n\
+pub const TAIL_CLOSING: &str =
+    "This block supersedes any environment description, tool catalogue or\n\
 project instructions that appear earlier in this conversation; where they\n\
 disagree, this block is authoritative.\n\
 This block is context, not a request: do not acknowledge it, and do not\n\
@@ -32,7 +33,10 @@ pub struct Entry {
 
 impl Entry {
     pub fn new(name: impl Into<String>, value: Option<impl Into<String>>) -> Self {
-        Self { name: name.into(), value: value.map(Into::into) }
+        Self {
+            name: name.into(),
+            value: value.map(Into::into),
+        }
     }
 }
 
@@ -66,18 +70,63 @@ pub struct Section {
 /// and, where there is one, the name involved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunContextError {
-    NotASequence { arg: Arg, type_name: String },
-    Mapping { arg: Arg },
-    Unordered { arg: Arg, type_name: String },
-    BarePair { arg: Arg, name: String },
-    NotAPair { arg: Arg, index: usize, found: String },
-    NameType { arg: Arg, index: usize, type_name: String },
-    ValueType { arg: Arg, index: usize, name: String, type_name: String },
-    NotText { arg: Arg, index: usize, name: Option<String> },
-    EmptyName { arg: Arg, index: usize },
-    NameControl { arg: Arg, index: usize, name: String },
-    NameWhitespace { arg: Arg, index: usize, name: String },
-    DuplicateName { arg: Arg, index: usize, name: String, first_arg: Arg, first_index: usize },
+    NotASequence {
+        arg: Arg,
+        type_name: String,
+    },
+    Mapping {
+        arg: Arg,
+    },
+    Unordered {
+        arg: Arg,
+        type_name: String,
+    },
+    BarePair {
+        arg: Arg,
+        name: String,
+    },
+    NotAPair {
+        arg: Arg,
+        index: usize,
+        found: String,
+    },
+    NameType {
+        arg: Arg,
+        index: usize,
+        type_name: String,
+    },
+    ValueType {
+        arg: Arg,
+        index: usize,
+        name: String,
+        type_name: String,
+    },
+    NotText {
+        arg: Arg,
+        index: usize,
+        name: Option<String>,
+    },
+    EmptyName {
+        arg: Arg,
+        index: usize,
+    },
+    NameControl {
+        arg: Arg,
+        index: usize,
+        name: String,
+    },
+    NameWhitespace {
+        arg: Arg,
+        index: usize,
+        name: String,
+    },
+    DuplicateName {
+        arg: Arg,
+        index: usize,
+        name: String,
+        first_arg: Arg,
+        first_index: usize,
+    },
 }
 
 impl RunContextError {
@@ -121,7 +170,10 @@ impl RunContextError {
     /// whole is wrong.
     pub fn index(&self) -> Option<usize> {
         match self {
-            Self::NotASequence { .. } | Self::Mapping { .. } | Self::Unordered { .. } | Self::BarePair { .. } => None,
+            Self::NotASequence { .. }
+            | Self::Mapping { .. }
+            | Self::Unordered { .. }
+            | Self::BarePair { .. } => None,
             Self::NotAPair { index, .. }
             | Self::NameType { index, .. }
             | Self::ValueType { index, .. }
@@ -277,7 +329,13 @@ struct Collector {
 }
 
 impl Collector {
-    fn add(&mut self, arg: Arg, index: usize, name: String, value: Option<String>) -> Result<(), RunContextError> {
+    fn add(
+        &mut self,
+        arg: Arg,
+        index: usize,
+        name: String,
+        value: Option<String>,
+    ) -> Result<(), RunContextError> {
         if name.is_empty() {
             return Err(RunContextError::EmptyName { arg, index });
         }
@@ -288,12 +346,24 @@ impl Collector {
             return Err(RunContextError::NameWhitespace { arg, index, name });
         }
         let first = if arg == Arg::Facts {
-            self.facts.iter().position(|(n, _)| *n == name).map(|i| (Arg::Facts, i))
+            self.facts
+                .iter()
+                .position(|(n, _)| *n == name)
+                .map(|i| (Arg::Facts, i))
         } else {
-            self.section_names.iter().find(|(n, _, _)| *n == name).map(|(_, a, i)| (*a, *i))
+            self.section_names
+                .iter()
+                .find(|(n, _, _)| *n == name)
+                .map(|(_, a, i)| (*a, *i))
         };
         if let Some((first_arg, first_index)) = first {
-            return Err(RunContextError::DuplicateName { arg, index, name, first_arg, first_index });
+            return Err(RunContextError::DuplicateName {
+                arg,
+                index,
+                name,
+                first_arg,
+                first_index,
+            });
         }
         let value = value.map(|v| {
             let kept = normalise(&v).len();
@@ -325,8 +395,11 @@ impl Collector {
         };
         let head = keep_sections(self.head);
         let tail = keep_sections(self.tail);
-        let facts: Vec<(String, String)> =
-            self.facts.into_iter().filter_map(|(n, v)| v.map(|v| (n, v))).collect();
+        let facts: Vec<(String, String)> = self
+            .facts
+            .into_iter()
+            .filter_map(|(n, v)| v.map(|v| (n, v)))
+            .collect();
         RunContext::render(head, facts, tail)
     }
 }
@@ -334,9 +407,17 @@ impl Collector {
 impl RunContext {
     /// Builds a context from entries a Rust program already holds. Names are validated,
     /// values normalised; `None` drops an entry but its name stays taken.
-    pub fn new(head: Vec<Entry>, facts: Vec<Entry>, tail: Vec<Entry>) -> Result<Self, RunContextError> {
+    pub fn new(
+        head: Vec<Entry>,
+        facts: Vec<Entry>,
+        tail: Vec<Entry>,
+    ) -> Result<Self, RunContextError> {
         let mut collector = Collector::default();
-        for (arg, entries) in [(Arg::HeadSections, head), (Arg::Facts, facts), (Arg::TailSections, tail)] {
+        for (arg, entries) in [
+            (Arg::HeadSections, head),
+            (Arg::Facts, facts),
+            (Arg::TailSections, tail),
+        ] {
             for (index, entry) in entries.into_iter().enumerate() {
                 collector.add(arg, index, entry.name, entry.value)?;
             }
@@ -356,7 +437,11 @@ impl RunContext {
         tail: Option<&N>,
     ) -> Result<Self, ArgError<N::Error>> {
         let mut collector = Collector::default();
-        for (arg, node) in [(Arg::HeadSections, head), (Arg::Facts, facts), (Arg::TailSections, tail)] {
+        for (arg, node) in [
+            (Arg::HeadSections, head),
+            (Arg::Facts, facts),
+            (Arg::TailSections, tail),
+        ] {
             if let Some(node) = node {
                 add_pairs(&mut collector, arg, node)?;
             }
@@ -364,9 +449,17 @@ impl RunContext {
         Ok(collector.finish())
     }
 
-    fn render(head: Vec<(String, String)>, facts: Vec<(String, String)>, tail: Vec<(String, String)>) -> Self {
-        let head_text = (!head.is_empty())
-            .then(|| head.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join("\n\n"));
+    fn render(
+        head: Vec<(String, String)>,
+        facts: Vec<(String, String)>,
+        tail: Vec<(String, String)>,
+    ) -> Self {
+        let head_text = (!head.is_empty()).then(|| {
+            head.iter()
+                .map(|(_, t)| t.as_str())
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        });
         let tail_text = (!facts.is_empty() || !tail.is_empty()).then(|| {
             let mut out = String::from(TAIL_HEADING);
             if !facts.is_empty() {
@@ -404,7 +497,15 @@ impl RunContext {
             .chain(tail.iter().map(|e| section(Position::Tail, e)))
             .collect();
         let digest = digest_bytes(&document(&head, &facts, &tail));
-        RunContext { head, facts, tail, head_text, tail_text, sections, digest }
+        RunContext {
+            head,
+            facts,
+            tail,
+            head_text,
+            tail_text,
+            sections,
+            digest,
+        }
     }
 
     /// Head sections that were kept, normalised, in order.
@@ -465,8 +566,18 @@ fn write_pairs(out: &mut Vec<u8>, pairs: &[(String, String)]) {
 }
 
 // Written directly in canonical form: the keys are already in sorted order.
-fn document(head: &[(String, String)], facts: &[(String, String)], tail: &[(String, String)]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + [head, facts, tail].iter().flat_map(|p| p.iter()).map(|(n, v)| n.len() + v.len() + 8).sum::<usize>());
+fn document(
+    head: &[(String, String)],
+    facts: &[(String, String)],
+    tail: &[(String, String)],
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(
+        64 + [head, facts, tail]
+            .iter()
+            .flat_map(|p| p.iter())
+            .map(|(n, v)| n.len() + v.len() + 8)
+            .sum::<usize>(),
+    );
     out.extend_from_slice(b"{\"facts\":");
     write_pairs(&mut out, facts);
     out.extend_from_slice(b",\"head\":");
@@ -499,19 +610,36 @@ fn describe<N: ArgNode>(shape: &Shape<N>, node: &N) -> String {
 
 /// Applies the shape rules to one argument, a sequence of (name, str-or-None) pairs, and
 /// adds each entry as soon as it is read, so that errors come in entry order.
-fn add_pairs<N: ArgNode>(collector: &mut Collector, arg: Arg, node: &N) -> Result<(), ArgError<N::Error>> {
+fn add_pairs<N: ArgNode>(
+    collector: &mut Collector,
+    arg: Arg,
+    node: &N,
+) -> Result<(), ArgError<N::Error>> {
     let items = match node.shape().map_err(ArgError::Host)? {
         Shape::Null => return Ok(()),
         Shape::Seq(items) => items,
         Shape::Mapping => return Err(RunContextError::Mapping { arg }.into()),
-        Shape::Unordered => return Err(RunContextError::Unordered { arg, type_name: node.type_name() }.into()),
+        Shape::Unordered => {
+            return Err(RunContextError::Unordered {
+                arg,
+                type_name: node.type_name(),
+            }
+            .into())
+        }
         Shape::Str(_) | Shape::NotText | Shape::Other => {
-            return Err(RunContextError::NotASequence { arg, type_name: node.type_name() }.into())
+            return Err(RunContextError::NotASequence {
+                arg,
+                type_name: node.type_name(),
+            }
+            .into())
         }
     };
     if let [first, second] = items.as_slice() {
         if let Shape::Str(name) = first.shape().map_err(ArgError::Host)? {
-            if matches!(second.shape().map_err(ArgError::Host)?, Shape::Str(_) | Shape::Null) {
+            if matches!(
+                second.shape().map_err(ArgError::Host)?,
+                Shape::Str(_) | Shape::Null
+            ) {
                 return Err(RunContextError::BarePair { arg, name }.into());
             }
         }
@@ -520,20 +648,54 @@ fn add_pairs<N: ArgNode>(collector: &mut Collector, arg: Arg, node: &N) -> Resul
         let shape = item.shape().map_err(ArgError::Host)?;
         let pair = match shape {
             Shape::Seq(pair) if pair.len() == 2 => pair,
-            other => return Err(RunContextError::NotAPair { arg, index, found: describe(&other, item) }.into()),
+            other => {
+                return Err(RunContextError::NotAPair {
+                    arg,
+                    index,
+                    found: describe(&other, item),
+                }
+                .into())
+            }
         };
         let name = match pair[0].shape().map_err(ArgError::Host)? {
             Shape::Str(name) => name,
-            Shape::NotText => return Err(RunContextError::NotText { arg, index, name: None }.into()),
-            _ => return Err(RunContextError::NameType { arg, index, type_name: pair[0].type_name() }.into()),
+            Shape::NotText => {
+                return Err(RunContextError::NotText {
+                    arg,
+                    index,
+                    name: None,
+                }
+                .into())
+            }
+            _ => {
+                return Err(RunContextError::NameType {
+                    arg,
+                    index,
+                    type_name: pair[0].type_name(),
+                }
+                .into())
+            }
         };
         let value = match pair[1].shape().map_err(ArgError::Host)? {
             Shape::Str(value) => Some(value),
             Shape::Null => None,
-            Shape::NotText => return Err(RunContextError::NotText { arg, index, name: Some(name) }.into()),
+            Shape::NotText => {
+                return Err(RunContextError::NotText {
+                    arg,
+                    index,
+                    name: Some(name),
+                }
+                .into())
+            }
             _ => {
                 let type_name = pair[1].type_name();
-                return Err(RunContextError::ValueType { arg, index, name, type_name }.into());
+                return Err(RunContextError::ValueType {
+                    arg,
+                    index,
+                    name,
+                    type_name,
+                }
+                .into());
             }
         };
         collector.add(arg, index, name, value)?;
@@ -552,13 +714,21 @@ mod tests {
     #[test]
     fn renders_head_and_tail() {
         let rc = RunContext::new(
-            vec![e("identity", "You are a careful agent.  \n"), e("empty", " \u{3000}")],
-            vec![e("date", "2026-11-30"), e("note", ""), Entry::new("gone", None::<String>)],
+            vec![
+                e("identity", "You are a careful agent.  \n"),
+                e("empty", " \u{3000}"),
+            ],
+            vec![
+                e("date", "2026-11-30"),
+                e("note", ""),
+                Entry::new("gone", None::<String>),
+            ],
             vec![e("agents", "Use tabs.")],
         )
         .unwrap();
         assert_eq!(rc.head_text(), Some("You are a careful agent."));
-        let expected = format!("{TAIL_HEADING}\n\n- date: 2026-11-30\n- note:\n\nUse tabs.\n\n{TAIL_CLOSING}");
+        let expected =
+            format!("{TAIL_HEADING}\n\n- date: 2026-11-30\n- note:\n\nUse tabs.\n\n{TAIL_CLOSING}");
         assert_eq!(rc.tail_text(), Some(expected.as_str()));
         assert_eq!(rc.sections().len(), 2);
         assert_eq!(rc.sections()[1].position, Position::Tail);
@@ -572,12 +742,20 @@ mod tests {
     fn empty_context_renders_nothing() {
         let rc = RunContext::new(vec![], vec![], vec![]).unwrap();
         assert_eq!((rc.head_text(), rc.tail_text()), (None, None));
-        assert_eq!(rc.digest(), digest_bytes(br#"{"facts":[],"head":[],"tail":[],"v":1}"#));
+        assert_eq!(
+            rc.digest(),
+            digest_bytes(br#"{"facts":[],"head":[],"tail":[],"v":1}"#)
+        );
     }
 
     #[test]
     fn normalisation_uses_white_space_exactly() {
-        let rc = RunContext::new(vec![], vec![e("a", "x\u{1c}"), e("b", "y\u{a0}\t "), e("c", "  z")], vec![]).unwrap();
+        let rc = RunContext::new(
+            vec![],
+            vec![e("a", "x\u{1c}"), e("b", "y\u{a0}\t "), e("c", "  z")],
+            vec![],
+        )
+        .unwrap();
         let values: Vec<&str> = rc.facts().iter().map(|(_, v)| v.as_str()).collect();
         assert_eq!(values, ["x\u{1c}", "y", "  z"]);
     }
@@ -585,11 +763,28 @@ mod tests {
     #[test]
     fn names_are_validated_and_unique() {
         let err = |r: Result<RunContext, RunContextError>| r.unwrap_err().kind();
-        assert_eq!(err(RunContext::new(vec![], vec![e("", "x")], vec![])), "empty-name");
-        assert_eq!(err(RunContext::new(vec![], vec![e("a\nb", "x")], vec![])), "name-control");
-        assert_eq!(err(RunContext::new(vec![], vec![e("a\u{2028}", "x")], vec![])), "name-control");
-        assert_eq!(err(RunContext::new(vec![], vec![e(" a", "x")], vec![])), "name-whitespace");
-        let dup = RunContext::new(vec![Entry::new("s", None::<String>)], vec![], vec![e("s", "x")]).unwrap_err();
+        assert_eq!(
+            err(RunContext::new(vec![], vec![e("", "x")], vec![])),
+            "empty-name"
+        );
+        assert_eq!(
+            err(RunContext::new(vec![], vec![e("a\nb", "x")], vec![])),
+            "name-control"
+        );
+        assert_eq!(
+            err(RunContext::new(vec![], vec![e("a\u{2028}", "x")], vec![])),
+            "name-control"
+        );
+        assert_eq!(
+            err(RunContext::new(vec![], vec![e(" a", "x")], vec![])),
+            "name-whitespace"
+        );
+        let dup = RunContext::new(
+            vec![Entry::new("s", None::<String>)],
+            vec![],
+            vec![e("s", "x")],
+        )
+        .unwrap_err();
         assert_eq!(
             dup.to_string(),
             "tail_sections[0] (\"s\"): duplicate name, already used by head_sections[0] (section names \
@@ -601,6 +796,9 @@ are unique across head and tail together; a dropped entry still owns its name)"
 
     #[test]
     fn section_digest_is_digest_of_name_and_text() {
-        assert_eq!(section_digest("a", "b\n"), digest_bytes(br#"{"name":"a","text":"b\n"}"#));
+        assert_eq!(
+            section_digest("a", "b\n"),
+            digest_bytes(br#"{"name":"a","text":"b\n"}"#)
+        );
     }
 }

@@ -3,7 +3,10 @@
 
 use runcontext_core::{parse, ArgError, RunContext, Value};
 
-const VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/vectors/runcontext-v1.json");
+const VECTORS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../docs/vectors/runcontext-v1.json"
+);
 
 fn text_or_null(v: Option<&str>) -> Value {
     v.map_or(Value::Null, Value::from)
@@ -27,7 +30,10 @@ fn check(case: &Value) -> Result<(), String> {
             let mut problems = Vec::new();
             let mut compare = |field: &str, got: Value| {
                 if expect.get(field) != Some(&got) {
-                    problems.push(format!("{field}: expected {:?}, got {got:?}", expect.get(field)));
+                    problems.push(format!(
+                        "{field}: expected {:?}, got {got:?}",
+                        expect.get(field)
+                    ));
                 }
             };
             compare("head_text", text_or_null(rc.head_text()));
@@ -73,7 +79,10 @@ fn check(case: &Value) -> Result<(), String> {
                 Err(format!("expected error {want:?}, got {got:?}: {e}"))
             }
         }
-        (_, Some(error), Ok(rc)) => Err(format!("expected error {error:?}, got a context {}", rc.digest())),
+        (_, Some(error), Ok(rc)) => Err(format!(
+            "expected error {error:?}, got a context {}",
+            rc.digest()
+        )),
         (Some(_), _, Err(e)) => Err(format!("expected a context, got {e:?}")),
         _ => Err("case needs exactly one of expect and error".into()),
     }
@@ -83,7 +92,10 @@ fn check(case: &Value) -> Result<(), String> {
 fn every_runcontext_vector_passes() {
     let text = std::fs::read(VECTORS).expect("read docs/vectors/runcontext-v1.json");
     let doc = parse(&text).expect("the vectors file is strict JSON");
-    let cases = doc.get("cases").and_then(Value::as_array).expect("a cases array");
+    let cases = doc
+        .get("cases")
+        .and_then(Value::as_array)
+        .expect("a cases array");
     assert!(cases.len() >= 60, "only {} cases", cases.len());
     let failures: Vec<String> = cases
         .iter()
@@ -92,5 +104,11 @@ fn every_runcontext_vector_passes() {
             check(case).err().map(|why| format!("{name}: {why}"))
         })
         .collect();
-    assert!(failures.is_empty(), "{} of {} vectors fail:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} vectors fail:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 }

@@ -24,7 +24,10 @@ fn kind_error(kind: CanonicalErrorKind) -> CanonicalError {
 }
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "<unknown>".to_owned())
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "<unknown>".to_owned())
 }
 
 // The UTF-8 text of a str (or str subclass) with the lifetime of the object it belongs to.
@@ -43,13 +46,20 @@ unsafe fn utf8<'a>(obj: *mut ffi::PyObject) -> Option<&'a str> {
 
 fn int_text(int: &Bound<'_, PyInt>) -> String {
     // int.__repr__ of the value itself, whatever a subclass overrides.
-    let text = unsafe { Bound::from_owned_ptr_or_err(int.py(), ffi::PyNumber_ToBase(int.as_ptr(), 10)) };
-    text.map(|t| t.to_string()).unwrap_or_else(|_| "(too many digits to print)".to_owned())
+    let text =
+        unsafe { Bound::from_owned_ptr_or_err(int.py(), ffi::PyNumber_ToBase(int.as_ptr(), 10)) };
+    text.map(|t| t.to_string())
+        .unwrap_or_else(|_| "(too many digits to print)".to_owned())
 }
 
-fn write_value(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, depth: usize) -> Result<(), CanonicalError> {
+fn write_value(
+    out: &mut Vec<u8>,
+    obj: &Bound<'_, PyAny>,
+    depth: usize,
+) -> Result<(), CanonicalError> {
     if obj.is_instance_of::<PyString>() {
-        let text = unsafe { utf8(obj.as_ptr()) }.ok_or_else(|| kind_error(CanonicalErrorKind::LoneSurrogate))?;
+        let text = unsafe { utf8(obj.as_ptr()) }
+            .ok_or_else(|| kind_error(CanonicalErrorKind::LoneSurrogate))?;
         write_str(out, text);
     } else if let Ok(dict) = obj.cast::<PyDict>() {
         write_dict(out, dict, depth)?;
@@ -62,17 +72,27 @@ fn write_value(out: &mut Vec<u8>, obj: &Bound<'_, PyAny>, depth: usize) -> Resul
     } else if let Ok(int) = obj.cast::<PyInt>() {
         match int.extract::<i64>() {
             Ok(v) => write_i64(out, v)?,
-            Err(_) => return Err(kind_error(CanonicalErrorKind::IntegerOutOfRange(int_text(int)))),
+            Err(_) => {
+                return Err(kind_error(CanonicalErrorKind::IntegerOutOfRange(int_text(
+                    int,
+                ))))
+            }
         }
     } else if let Ok(float) = obj.cast::<PyFloat>() {
         write_f64(out, float.value())?;
     } else {
-        return Err(kind_error(CanonicalErrorKind::UnsupportedType(type_name(obj))));
+        return Err(kind_error(CanonicalErrorKind::UnsupportedType(type_name(
+            obj,
+        ))));
     }
     Ok(())
 }
 
-fn write_sequence(out: &mut Vec<u8>, seq: &Bound<'_, PyAny>, depth: usize) -> Result<(), CanonicalError> {
+fn write_sequence(
+    out: &mut Vec<u8>,
+    seq: &Bound<'_, PyAny>,
+    depth: usize,
+) -> Result<(), CanonicalError> {
     if depth >= MAX_DEPTH {
         return Err(kind_error(CanonicalErrorKind::TooDeep));
     }
@@ -80,14 +100,24 @@ fn write_sequence(out: &mut Vec<u8>, seq: &Bound<'_, PyAny>, depth: usize) -> Re
     let is_list = seq.is_instance_of::<PyList>();
     // SAFETY: `seq` is a list or tuple; no Python code runs during the walk, so its length
     // and items cannot change, and borrowed items stay alive while `seq` does.
-    let len = unsafe { if is_list { ffi::PyList_GET_SIZE(seq.as_ptr()) } else { ffi::PyTuple_GET_SIZE(seq.as_ptr()) } };
+    let len = unsafe {
+        if is_list {
+            ffi::PyList_GET_SIZE(seq.as_ptr())
+        } else {
+            ffi::PyTuple_GET_SIZE(seq.as_ptr())
+        }
+    };
     out.push(b'[');
     for i in 0..len {
         if i > 0 {
             out.push(b',');
         }
         let item = unsafe {
-            let ptr = if is_list { ffi::PyList_GET_ITEM(seq.as_ptr(), i) } else { ffi::PyTuple_GET_ITEM(seq.as_ptr(), i) };
+            let ptr = if is_list {
+                ffi::PyList_GET_ITEM(seq.as_ptr(), i)
+            } else {
+                ffi::PyTuple_GET_ITEM(seq.as_ptr(), i)
+            };
             Borrowed::from_ptr(py, ptr)
         };
         write_value(out, &item, depth + 1).map_err(|e| e.in_index(i as usize))?;
@@ -96,7 +126,11 @@ fn write_sequence(out: &mut Vec<u8>, seq: &Bound<'_, PyAny>, depth: usize) -> Re
     Ok(())
 }
 
-fn write_dict(out: &mut Vec<u8>, dict: &Bound<'_, PyDict>, depth: usize) -> Result<(), CanonicalError> {
+fn write_dict(
+    out: &mut Vec<u8>,
+    dict: &Bound<'_, PyDict>,
+    depth: usize,
+) -> Result<(), CanonicalError> {
     if depth >= MAX_DEPTH {
         return Err(kind_error(CanonicalErrorKind::TooDeep));
     }
@@ -109,9 +143,12 @@ fn write_dict(out: &mut Vec<u8>, dict: &Bound<'_, PyDict>, depth: usize) -> Resu
     while unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) } != 0 {
         let key_obj = unsafe { Borrowed::from_ptr(py, key) };
         if !key_obj.is_instance_of::<PyString>() {
-            return Err(kind_error(CanonicalErrorKind::NonStringKey(type_name(&key_obj))));
+            return Err(kind_error(CanonicalErrorKind::NonStringKey(type_name(
+                &key_obj,
+            ))));
         }
-        let text = unsafe { utf8(key) }.ok_or_else(|| kind_error(CanonicalErrorKind::LoneSurrogate))?;
+        let text =
+            unsafe { utf8(key) }.ok_or_else(|| kind_error(CanonicalErrorKind::LoneSurrogate))?;
         members.push((text, value));
     }
     sort_members(&mut members)?;
@@ -145,7 +182,10 @@ fn hash(py: Python<'_>, data: &[u8]) -> String {
 
 /// Canonical JSON (RFC 8785) of a JSON-compatible Python value.
 #[pyfunction]
-pub fn canonical_json<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+pub fn canonical_json<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
     Ok(PyBytes::new(py, &to_canonical(py, value)?))
 }
 
@@ -163,27 +203,41 @@ pub fn digest_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<String>
         return Ok(hash(py, bytes.as_bytes()));
     }
     let buffer = PyBuffer::<u8>::get(data).map_err(|_| {
-        PyTypeError::new_err(format!("digest_bytes() takes bytes or a bytes-like object, got {}", type_name(data)))
+        PyTypeError::new_err(format!(
+            "digest_bytes() takes bytes or a bytes-like object, got {}",
+            type_name(data)
+        ))
     })?;
     if !buffer.is_c_contiguous() {
-        return Err(PyTypeError::new_err("digest_bytes() needs a C-contiguous buffer; pass bytes(data)"));
+        return Err(PyTypeError::new_err(
+            "digest_bytes() needs a C-contiguous buffer; pass bytes(data)",
+        ));
     }
     // SAFETY: the buffer is exported (so it cannot be resized) and the GIL is held
     // throughout, so no Python thread writes to it while it is hashed.
-    let slice = unsafe { std::slice::from_raw_parts(buffer.buf_ptr().cast::<u8>(), buffer.len_bytes()) };
+    let slice =
+        unsafe { std::slice::from_raw_parts(buffer.buf_ptr().cast::<u8>(), buffer.len_bytes()) };
     Ok(runcontext_core::digest_bytes(slice))
 }
 
 /// Canonical JSON of a JSON text, parsed strictly in Rust (duplicate names, unsafe
 /// integers and more are refused with line and column).
 #[pyfunction]
-pub fn canonicalize_text<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+pub fn canonicalize_text<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
     let text: &[u8] = if let Ok(bytes) = data.cast::<PyBytes>() {
         bytes.as_bytes()
     } else if data.is_instance_of::<PyString>() {
         match unsafe { utf8(data.as_ptr()) } {
             Some(text) => text.as_bytes(),
-            None => return Err(canonical_error(py, kind_error(CanonicalErrorKind::LoneSurrogate))),
+            None => {
+                return Err(canonical_error(
+                    py,
+                    kind_error(CanonicalErrorKind::LoneSurrogate),
+                ))
+            }
         }
     } else {
         return Err(PyTypeError::new_err(format!(
@@ -196,5 +250,7 @@ pub fn canonicalize_text<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyRe
     } else {
         runcontext_core::canonicalize_text(text)
     };
-    result.map(|out| PyBytes::new(py, &out)).map_err(|e| parse_error(py, e))
+    result
+        .map(|out| PyBytes::new(py, &out))
+        .map_err(|e| parse_error(py, e))
 }

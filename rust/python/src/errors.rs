@@ -6,9 +6,15 @@
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};
-use runcontext_core::{CanonicalError, CanonicalErrorKind, ParseError, ParseErrorKind, RunContextError};
+use runcontext_core::{
+    CanonicalError, CanonicalErrorKind, ParseError, ParseErrorKind, RunContextError,
+};
 
-fn class<'py>(py: Python<'py>, cell: &'static PyOnceLock<Py<PyType>>, name: &str) -> PyResult<&'py Bound<'py, PyType>> {
+fn class<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyType>>,
+    name: &str,
+) -> PyResult<&'py Bound<'py, PyType>> {
     cell.import(py, "runcontext.errors", name)
 }
 
@@ -30,7 +36,11 @@ exception_class!(json_syntax, "JSONSyntaxError");
 exception_class!(runcontext_type, "RunContextTypeError");
 exception_class!(runcontext_value, "RunContextValueError");
 
-fn instantiate(cls: &Bound<'_, PyType>, message: String, attrs: &[(&str, Bound<'_, PyAny>)]) -> PyErr {
+fn instantiate(
+    cls: &Bound<'_, PyType>,
+    message: String,
+    attrs: &[(&str, Bound<'_, PyAny>)],
+) -> PyErr {
     let py = cls.py();
     let build = || -> PyResult<PyErr> {
         let kwargs = PyDict::new(py);
@@ -42,11 +52,18 @@ fn instantiate(cls: &Bound<'_, PyType>, message: String, attrs: &[(&str, Bound<'
     build().unwrap_or_else(|e| e)
 }
 
-fn canonical_class<'py>(py: Python<'py>, kind: &CanonicalErrorKind) -> PyResult<&'py Bound<'py, PyType>> {
+fn canonical_class<'py>(
+    py: Python<'py>,
+    kind: &CanonicalErrorKind,
+) -> PyResult<&'py Bound<'py, PyType>> {
     match kind {
-        CanonicalErrorKind::NonFinite(_) | CanonicalErrorKind::IntegerOutOfRange(_) => invalid_number(py),
+        CanonicalErrorKind::NonFinite(_) | CanonicalErrorKind::IntegerOutOfRange(_) => {
+            invalid_number(py)
+        }
         CanonicalErrorKind::LoneSurrogate => invalid_string(py),
-        CanonicalErrorKind::NonStringKey(_) | CanonicalErrorKind::UnsupportedType(_) => unsupported_type(py),
+        CanonicalErrorKind::NonStringKey(_) | CanonicalErrorKind::UnsupportedType(_) => {
+            unsupported_type(py)
+        }
         CanonicalErrorKind::TooDeep => nesting_too_deep(py),
         CanonicalErrorKind::DuplicateKey(_) => duplicate_key(py),
     }
@@ -75,7 +92,9 @@ pub fn canonical_error(py: Python<'_>, err: CanonicalError) -> PyErr {
 pub fn parse_error(py: Python<'_>, err: ParseError) -> PyErr {
     let cls = match &err.kind {
         ParseErrorKind::Canonical(kind) => canonical_class(py, kind),
-        ParseErrorKind::NumberOverflow(_) => invalid_number(py),
+        ParseErrorKind::NumberOverflow(_) | ParseErrorKind::InexactInteger { .. } => {
+            invalid_number(py)
+        }
         ParseErrorKind::InvalidUtf8 => invalid_string(py),
         _ => json_syntax(py),
     };
@@ -101,7 +120,11 @@ pub fn parse_error(py: Python<'_>, err: ParseError) -> PyErr {
 /// Invalid RunContext arguments: `.kind` (the rule, as in the conformance vectors),
 /// `.argument` and `.index`.
 pub fn runcontext_error(py: Python<'_>, err: RunContextError) -> PyErr {
-    let cls = if err.is_type_error() { runcontext_type(py) } else { runcontext_value(py) };
+    let cls = if err.is_type_error() {
+        runcontext_type(py)
+    } else {
+        runcontext_value(py)
+    };
     let cls = match cls {
         Ok(cls) => cls,
         Err(e) => return e,

@@ -7,7 +7,8 @@ use pyo3::basic::CompareOp;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{
-    PyByteArray, PyBytes, PyDict, PyFrozenSet, PyList, PyMapping, PySequence, PySet, PyString, PyTuple, PyType,
+    PyByteArray, PyBytes, PyDict, PyFrozenSet, PyList, PyMapping, PySequence, PySet, PyString,
+    PyTuple, PyType,
 };
 use runcontext_core::{ArgError, ArgNode, Shape};
 
@@ -34,21 +35,32 @@ impl<'py> ArgNode for PyNode<'py> {
             Shape::Seq(tuple.iter().map(PyNode).collect())
         } else if obj.is_instance_of::<PyDict>() || obj.cast::<PyMapping>().is_ok() {
             Shape::Mapping
-        } else if obj.is_instance_of::<PySet>() || obj.is_instance_of::<PyFrozenSet>() || is_abstract_set(obj)? {
+        } else if obj.is_instance_of::<PySet>()
+            || obj.is_instance_of::<PyFrozenSet>()
+            || is_abstract_set(obj)?
+        {
             Shape::Unordered
         } else if obj.is_instance_of::<PyBytes>() || obj.is_instance_of::<PyByteArray>() {
             Shape::Other // a sequence of ints, never of pairs
         } else if let Ok(seq) = obj.cast::<PySequence>() {
             // Any other collections.abc.Sequence (a deque, a custom sequence). Iterators and
             // generators are not sequences: their order is not inspectable before use.
-            Shape::Seq(seq.try_iter()?.map(|item| item.map(PyNode)).collect::<PyResult<_>>()?)
+            Shape::Seq(
+                seq.try_iter()?
+                    .map(|item| item.map(PyNode))
+                    .collect::<PyResult<_>>()?,
+            )
         } else {
             Shape::Other
         })
     }
 
     fn type_name(&self) -> String {
-        self.0.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "<unknown>".to_owned())
+        self.0
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_else(|_| "<unknown>".to_owned())
     }
 }
 
@@ -58,7 +70,10 @@ fn is_abstract_set(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
 }
 
 fn pairs_tuple<'py>(py: Python<'py>, pairs: &[(String, String)]) -> PyResult<Py<PyTuple>> {
-    let items = pairs.iter().map(|(n, v)| PyTuple::new(py, [n.as_str(), v.as_str()])).collect::<PyResult<Vec<_>>>()?;
+    let items = pairs
+        .iter()
+        .map(|(n, v)| PyTuple::new(py, [n.as_str(), v.as_str()]))
+        .collect::<PyResult<Vec<_>>>()?;
     Ok(PyTuple::new(py, items)?.unbind())
 }
 
@@ -82,7 +97,10 @@ pub struct RunContext {
 }
 
 impl RunContext {
-    fn message<'py>(py: Python<'py>, text: &Option<Py<PyString>>) -> PyResult<Option<Bound<'py, PyDict>>> {
+    fn message<'py>(
+        py: Python<'py>,
+        text: &Option<Py<PyString>>,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let Some(text) = text else { return Ok(None) };
         let message = PyDict::new(py);
         message.set_item(pyo3::intern!(py, "role"), pyo3::intern!(py, "system"))?;
@@ -101,20 +119,37 @@ impl RunContext {
         facts: Option<Bound<'_, PyAny>>,
         tail_sections: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let (head, facts, tail) = (head_sections.map(PyNode), facts.map(PyNode), tail_sections.map(PyNode));
-        let core = runcontext_core::RunContext::from_args(head.as_ref(), facts.as_ref(), tail.as_ref()).map_err(|e| match e {
-            ArgError::Invalid(err) => runcontext_error(py, err),
-            ArgError::Host(err) => err,
-        })?;
+        let (head, facts, tail) = (
+            head_sections.map(PyNode),
+            facts.map(PyNode),
+            tail_sections.map(PyNode),
+        );
+        let core =
+            runcontext_core::RunContext::from_args(head.as_ref(), facts.as_ref(), tail.as_ref())
+                .map_err(|e| match e {
+                    ArgError::Invalid(err) => runcontext_error(py, err),
+                    ArgError::Host(err) => err,
+                })?;
         let text = |t: Option<&str>| t.map(|t| PyString::new(py, t).unbind());
         let section = section_class(py)?;
         let sections = core
             .sections()
             .iter()
-            .map(|s| section.call1((s.position.as_str(), s.name.as_str(), s.text.as_str(), s.digest.as_str())))
+            .map(|s| {
+                section.call1((
+                    s.position.as_str(),
+                    s.name.as_str(),
+                    s.text.as_str(),
+                    s.digest.as_str(),
+                ))
+            })
             .collect::<PyResult<Vec<_>>>()?;
         // Equal contexts have equal digests, so the digest's first 64 bits make a good hash.
-        let hash = u64::from_str_radix(&core.digest()[runcontext_core::DIGEST_PREFIX.len()..][..16], 16).unwrap_or(0) as isize;
+        let hash = u64::from_str_radix(
+            &core.digest()[runcontext_core::DIGEST_PREFIX.len()..][..16],
+            16,
+        )
+        .unwrap_or(0) as isize;
         Ok(RunContext {
             head_text: text(core.head_text()),
             tail_text: text(core.tail_text()),
@@ -211,14 +246,19 @@ impl RunContext {
     }
 
     /// Pickles as its kept, normalised arguments; rebuilding gives the same digest.
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let py = slf.py();
         let this = slf.get();
         let kwargs = PyDict::new(py);
         kwargs.set_item("head_sections", this.head_sections.bind(py))?;
         kwargs.set_item("facts", this.facts.bind(py))?;
         kwargs.set_item("tail_sections", this.tail_sections.bind(py))?;
-        let partial = py.import("functools")?.getattr("partial")?.call((slf.get_type(),), Some(&kwargs))?;
+        let partial = py
+            .import("functools")?
+            .getattr("partial")?
+            .call((slf.get_type(),), Some(&kwargs))?;
         Ok((partial, PyTuple::empty(py)))
     }
 }

@@ -1,0 +1,32 @@
+"""``runcontext verify-vectors PATH [--results FILE]``: check conformance vectors."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from runcontext.conformance import verify
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "verify-vectors",
+        help="check this installation, or a port's results, against conformance vectors",
+        description="Run every case of a vectors file (docs/vectors/runcontext-v1.json or "
+        "docs/vectors/jcs.json) against this installation, or, with --results, compare the "
+        "results another implementation wrote. Exit 0 when every case passes, 1 otherwise.",
+    )
+    parser.add_argument("path", help="the vectors file")
+    parser.add_argument(
+        "--results", help="a port's observations, in the vectors' shape (see docs/CONFORMANCE.md)"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    report = verify(args.path, args.results)
+    for name, problem in report.failures:
+        print(f"FAIL {name}: {problem}")
+    passed = report.total - len(report.failures)
+    print(f"{report.kind} vectors {report.path}: {passed} passed, {len(report.failures)} failed")
+    return 0 if report.ok else 1

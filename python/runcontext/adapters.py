@@ -189,6 +189,11 @@ def _texts(context: RunContext | None) -> tuple[str | None, str | None]:
 def _check_roles(
     messages: Sequence[Mapping[str, Any]], roles: frozenset[str], argument: str, api: str
 ) -> None:
+    try:  # one C-level pass in the common case; the slow scan only finds what to report
+        if {message["role"] for message in messages} <= roles:
+            return
+    except TypeError:  # an unhashable role: the scan below names it
+        pass
     for index, message in enumerate(messages):
         role = message["role"]
         if role not in roles:
@@ -210,7 +215,7 @@ def _check_input_items(items: object) -> Sequence[Mapping[str, Any]]:
             f"input: expected a string or a sequence of input items, got {type(items).__name__}"
         )
     for index, item in enumerate(items):
-        if not isinstance(item, Mapping):
+        if type(item) is not dict and not isinstance(item, Mapping):
             raise TypeError(
                 f"input[{index}]: expected an input item mapping, got {type(item).__name__}"
             )
@@ -255,7 +260,7 @@ def _count_breakpoints(blocks: object, where: str) -> int:
         )
     count = 0
     for index, block in enumerate(blocks):
-        if not isinstance(block, Mapping):
+        if type(block) is not dict and not isinstance(block, Mapping):
             raise TypeError(
                 f"{where}[{index}]: expected a content block mapping, got {type(block).__name__}"
             )

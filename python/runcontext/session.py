@@ -205,8 +205,11 @@ def _message_line(index: int, message: Mapping[str, Any], argument: str) -> byte
     try:
         body = canonical_json(message if type(message) is dict else dict(message))
     except CanonicalJSONError as error:
-        raise type(error)(
-            f"{argument}: the message cannot be stored in a transcript: {error}", path=error.path
+        # TypeError for a value JSON cannot hold, ValueError otherwise; the cause keeps the
+        # original class and its path.
+        problem = TypeError if isinstance(error, TypeError) else ValueError
+        raise problem(
+            f"{argument}: the message cannot be stored in a transcript: {error}"
         ) from error
     # The record's members in canonical (sorted) order around the already-canonical message,
     # so a large message is encoded once; readers check every line is canonical anyway.

@@ -99,6 +99,11 @@ def test_openai_chat_without_context_or_parts() -> None:
             TypeError,
             r"messages\[0\]\.role: expected a string, got int",
         ),
+        (
+            lambda: openai_chat([{"role": "user"}, {"role": ["user"]}], None),
+            TypeError,
+            r"messages\[1\]\.role: expected a string, got list",
+        ),
         (lambda: openai_chat("hi", None), TypeError, "messages: expected a sequence"),  # type: ignore[arg-type]
         (
             lambda: openai_chat(chat(), {"clock": "now"}),  # type: ignore[arg-type]
@@ -147,6 +152,7 @@ def test_openai_responses_string_input_is_one_user_message() -> None:
     ("items", "error", "message"),
     [
         ([{"content": "x"}], TypeError, r"input\[0\]: an input item needs a 'role'"),
+        ([{"role": {"a": 1}}], TypeError, r"input\[0\]\.role: expected a string, got dict"),
         ([{"role": "tool", "content": "x"}], ValueError, r"input\[0\]\.role: OpenAI Responses"),
         ([{"role": "user", "content": "x"}, 7], TypeError, r"input\[1\]: expected an input item"),
         (b"hi", TypeError, "input: expected a string or a sequence of input items, got bytes"),
@@ -356,6 +362,16 @@ def test_anthropic_too_many_caller_breakpoints() -> None:
             {"messages": [{"role": "user", "content": "x"}, {"role": "tool", "content": "y"}]},
             ValueError,
             r"messages\[1\]\.role: Anthropic Messages does not accept the role 'tool'",
+        ),
+        (
+            {"messages": [{"role": 1, "content": "x"}]},
+            TypeError,
+            r"messages\[0\]\.role: expected a string, got int",
+        ),
+        (
+            {"messages": [{"role": "user", "content": "x"}, {"role": None, "content": "x"}]},
+            TypeError,
+            r"messages\[1\]\.role: expected a string, got NoneType",
         ),
         (
             {"messages": [{"role": "user"}]},

@@ -97,9 +97,10 @@ def _run_text(recorded: Run, previous: RunContext | None) -> str:
 def _full_text(recorded: Run) -> str:
     context = recorded.context
     parts = []
+    after = f"message {recorded.messages - 1}" if recorded.messages else "an empty conversation"
     for label, text in (
         ("head: system message before message 0", context.head_text),
-        (f"tail: system message after message {recorded.messages - 1}", context.tail_text),
+        (f"tail: system message after {after}", context.tail_text),
     ):
         if text is None:
             parts.append(f"\n=== {label.split(':')[0]}: none ===\n")

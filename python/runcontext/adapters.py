@@ -9,7 +9,7 @@ that is a new dict. The reasons behind each placement are in ``docs/PLACEMENT.md
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from runcontext._core import RunContext
 from runcontext.splice import check_messages
@@ -196,11 +196,11 @@ def _check_roles(
         pass
     for index, message in enumerate(messages):
         role = message["role"]
-        if role not in roles:
+        if not isinstance(role, str) or role not in roles:
             _bad_role(role, roles, f"{argument}[{index}]", api)
 
 
-def _bad_role(role: object, roles: frozenset[str], where: str, api: str) -> None:
+def _bad_role(role: object, roles: frozenset[str], where: str, api: str) -> NoReturn:
     if not isinstance(role, str):
         raise TypeError(f"{where}.role: expected a string, got {type(role).__name__}")
     raise ValueError(
@@ -220,10 +220,9 @@ def _check_input_items(items: object) -> Sequence[Mapping[str, Any]]:
                 f"input[{index}]: expected an input item mapping, got {type(item).__name__}"
             )
         if "role" in item:
-            if item["role"] not in OPENAI_RESPONSES_ROLES:
-                _bad_role(
-                    item["role"], OPENAI_RESPONSES_ROLES, f"input[{index}]", "OpenAI Responses"
-                )
+            role = item["role"]
+            if not isinstance(role, str) or role not in OPENAI_RESPONSES_ROLES:
+                _bad_role(role, OPENAI_RESPONSES_ROLES, f"input[{index}]", "OpenAI Responses")
         elif "type" not in item:
             raise TypeError(
                 f"input[{index}]: an input item needs a 'role' (a message) "
@@ -234,6 +233,16 @@ def _check_input_items(items: object) -> Sequence[Mapping[str, Any]]:
 
 def _check_anthropic_messages(messages: Sequence[Mapping[str, Any]]) -> int:
     """Check roles and content shapes; return the caller's ``cache_control`` breakpoints."""
+    count = 0
+    for index, message in enumerate(messages):
+        role = message["role"]
+        if not isinstance(role, str) or role not in ANTHROPIC_ROLES:
+            _bad_role(role, ANTHROPIC_ROLES, f"messages[{index}]", "Anthropic Messages")
+        if "content" not in message:
+            raise TypeError(f"messages[{index}]: the message has no 'content' key")
+        content = message["content"]
+        if not isinstance(content, str):
+            count += _count_breakpoints(content, f"messages[{index}].content")
     if messages and messages[0]["role"] != "user":
         first = messages[0]["role"]
         hint = "; put the system prompt in system= or in head sections" if first == "system" else ""
@@ -241,15 +250,6 @@ def _check_anthropic_messages(messages: Sequence[Mapping[str, Any]]) -> int:
             f"messages[0].role: a Messages API conversation starts with a 'user' turn, "
             f"got {first!r}{hint}"
         )
-    count = 0
-    for index, message in enumerate(messages):
-        if message["role"] not in ANTHROPIC_ROLES:
-            _bad_role(message["role"], ANTHROPIC_ROLES, f"messages[{index}]", "Anthropic Messages")
-        if "content" not in message:
-            raise TypeError(f"messages[{index}]: the message has no 'content' key")
-        content = message["content"]
-        if not isinstance(content, str):
-            count += _count_breakpoints(content, f"messages[{index}].content")
     return count
 
 
@@ -296,4 +296,4 @@ def _marked(message: Mapping[str, Any]) -> dict[str, Any] | None:
     last = content[-1]
     if last.get("cache_control") is not None or last.get("type") in _UNMARKABLE_BLOCKS:
         return None
-    return {**message, "content": [*content[:-1], {**last, "cache_control": marker}]}
+    last["cache_control"] = marker; return dict(message)

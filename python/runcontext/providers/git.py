@@ -281,6 +281,8 @@ class GitProvider:
         if self._dirty:
             timeout = min(self._dirty_timeout, deadline - time.monotonic())
             try:
+                if timeout <= 0:
+                    raise TimeoutError("no time left before the deadline to run git status")
                 changes = count_changes(repo.root, timeout)
             except (OSError, TimeoutError) as error:
                 diagnostics.append(("dirty-count", f"left out: {error}"))

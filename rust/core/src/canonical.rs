@@ -153,24 +153,47 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    let mut i = 0;
+    while i < bytes.len() {
+        // Skip eight bytes at a time while none of them needs an escape (most text).
+        if let Some(chunk) = bytes.get(i..i + 8) {
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+            if !needs_escape(word) {
+                i += 8;
+                continue;
+            }
+        }
+        let b = bytes[i];
         let escape = ESCAPES[b as usize];
-        if escape == 0 {
-            continue;
+        if escape != 0 {
+            out.extend_from_slice(&bytes[start..i]);
+            if escape == b'u' {
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[(b >> 4) as usize]);
+                out.push(HEX[(b & 0xf) as usize]);
+            } else {
+                out.push(b'\\');
+                out.push(escape);
+            }
+            start = i + 1;
         }
-        out.extend_from_slice(&bytes[start..i]);
-        if escape == b'u' {
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[(b >> 4) as usize]);
-            out.push(HEX[(b & 0xf) as usize]);
-        } else {
-            out.push(b'\\');
-            out.push(escape);
-        }
-        start = i + 1;
+        i += 1;
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+// True when any byte of `word` is below 0x20, a quote or a backslash (the classic SWAR tests:
+// "has less than n" and "has zero byte" of `word` xor a repeated byte).
+#[inline]
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word;
+    let quote = (word ^ (ONES * b'"' as u64)).wrapping_sub(ONES) & !(word ^ (ONES * b'"' as u64));
+    let backslash =
+        (word ^ (ONES * b'\\' as u64)).wrapping_sub(ONES) & !(word ^ (ONES * b'\\' as u64));
+    (below_space | quote | backslash) & HIGHS != 0
 }
 
 /// Writes a double as ECMAScript `Number.prototype.toString` does (RFC 8785 § 3.2.2.3):
@@ -317,6 +340,28 @@ mod tests {
         assert_eq!(s("\u{8}\t\n\u{c}\r"), r#""\b\t\n\f\r""#);
         assert_eq!(s("\u{0}\u{1f}\u{b}"), r#""\u0000\u001f\u000b""#);
         assert_eq!(s("/\u{7f}\u{2028}€😀"), "\"/\u{7f}\u{2028}€😀\"");
+    }
+
+    #[test]
+    fn escapes_in_every_position_of_a_word() {
+        // The eight-byte skip must find an escape wherever it sits, and never skip one.
+        for special in ['"', '\\', '\u{0}', '\u{1f}', '\n'] {
+            for at in 0..20 {
+                let mut text = "a".repeat(20);
+                text.replace_range(at..at + 1, &special.to_string());
+                let expected = format!(
+                    "\"{}\"",
+                    text.replace('\\', "\\\\")
+                        .replace('"', "\\\"")
+                        .replace('\u{0}', "\\u0000")
+                        .replace('\u{1f}', "\\u001f")
+                        .replace('\n', "\\n")
+                );
+                assert_eq!(s(&text), expected, "{special:?} at {at}");
+            }
+        }
+        // Bytes at or above 0x80 (UTF-8) and 0x20..0x7f other than quote and backslash pass.
+        assert_eq!(s("ééééé~~~ \u{7f}"), "\"ééééé~~~ \u{7f}\"");
     }
 
     #[test]

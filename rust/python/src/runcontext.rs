@@ -69,10 +69,12 @@ fn is_abstract_set(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     obj.is_instance(SET.import(obj.py(), "collections.abc", "Set")?)
 }
 
-fn pairs_tuple<'py>(py: Python<'py>, pairs: &[(String, String)]) -> PyResult<Py<PyTuple>> {
+type StrPair<'py> = (Bound<'py, PyString>, Bound<'py, PyString>);
+
+fn pairs_tuple<'py>(py: Python<'py>, pairs: &[StrPair<'py>]) -> PyResult<Py<PyTuple>> {
     let items = pairs
         .iter()
-        .map(|(n, v)| PyTuple::new(py, [n.as_str(), v.as_str()]))
+        .map(|(n, v)| PyTuple::new(py, [n, v]))
         .collect::<PyResult<Vec<_>>>()?;
     Ok(PyTuple::new(py, items)?.unbind())
 }
@@ -130,20 +132,33 @@ impl RunContext {
                     ArgError::Invalid(err) => runcontext_error(py, err),
                     ArgError::Host(err) => err,
                 })?;
-        let text = |t: Option<&str>| t.map(|t| PyString::new(py, t).unbind());
+        // One Python str per kept text, shared by `sections`, the pair tuples and, for a
+        // single head section, `head_text`: an 8 KB AGENTS.md is decoded once, not thrice.
+        let strings =
+            |pairs: &[(String, String)]| -> Vec<(Bound<'_, PyString>, Bound<'_, PyString>)> {
+                pairs
+                    .iter()
+                    .map(|(n, t)| (PyString::new(py, n), PyString::new(py, t)))
+                    .collect()
+            };
+        let (head, facts, tail) = (
+            strings(core.head_sections()),
+            strings(core.facts()),
+            strings(core.tail_sections()),
+        );
         let section = section_class(py)?;
         let sections = core
             .sections()
             .iter()
-            .map(|s| {
-                section.call1((
-                    s.position.as_str(),
-                    s.name.as_str(),
-                    s.text.as_str(),
-                    s.digest.as_str(),
-                ))
+            .zip(head.iter().chain(tail.iter()))
+            .map(|(s, (name, text))| {
+                section.call1((s.position.as_str(), name, text, s.digest.as_str()))
             })
             .collect::<PyResult<Vec<_>>>()?;
+        let head_text = match (core.head_text(), head.as_slice()) {
+            (Some(_), [(_, only)]) => Some(only.clone().unbind()),
+            (text, _) => text.map(|t| PyString::new(py, t).unbind()),
+        };
         // Equal contexts have equal digests, so the digest's first 64 bits make a good hash.
         let hash = u64::from_str_radix(
             &core.digest()[runcontext_core::DIGEST_PREFIX.len()..][..16],
@@ -151,14 +166,14 @@ impl RunContext {
         )
         .unwrap_or(0) as isize;
         Ok(RunContext {
-            head_text: text(core.head_text()),
-            tail_text: text(core.tail_text()),
+            head_text,
+            tail_text: core.tail_text().map(|t| PyString::new(py, t).unbind()),
             digest: PyString::new(py, core.digest()).unbind(),
             digest_text: core.digest().to_owned(),
             sections: PyTuple::new(py, sections)?.unbind(),
-            facts: pairs_tuple(py, core.facts())?,
-            head_sections: pairs_tuple(py, core.head_sections())?,
-            tail_sections: pairs_tuple(py, core.tail_sections())?,
+            facts: pairs_tuple(py, &facts)?,
+            head_sections: pairs_tuple(py, &head)?,
+            tail_sections: pairs_tuple(py, &tail)?,
             hash: if hash == -1 { -2 } else { hash },
         })
     }

@@ -1,0 +1,66 @@
+"""Request fingerprints: one digest for "the same request, measured the same way".
+
+A measurement (a cost, a latency, an eval score) is only comparable with another if the
+model, the context, the code that produced the context and the tools were all the same. The
+fingerprint hashes exactly those four. The builder's revision is in it so a changed provider
+can never pass as the same measured request, even on a day its output happens to match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from runcontext._core import RunContext, digest
+
+__all__ = ["FINGERPRINT_VERSION", "request_fingerprint"]
+
+FINGERPRINT_VERSION = 1
+
+
+def request_fingerprint(
+    *,
+    model: str,
+    context: RunContext,
+    revision: str,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+) -> str:
+    """``blake3:<hex>`` over the model, the context digest, the revision and the tools.
+
+    ``revision`` is :attr:`runcontext.builder.ContextBuilder.revision` (or any string naming
+    how the context was made). ``tools`` are the tool declarations as sent to the API, in
+    order (the model sees them in order); they are canonicalised (RFC 8785), so key order
+    and number spelling do not matter. ``None`` and ``[]`` are the same: no tools.
+    """
+    if not isinstance(model, str) or not model:
+        raise TypeError(f"model: expected a non-empty model name, got {model!r}")
+    if not isinstance(context, RunContext):
+        raise TypeError(f"context: expected a RunContext, got {type(context).__name__}")
+    if not isinstance(revision, str) or not revision:
+        raise TypeError(
+            f"revision: expected a non-empty string (ContextBuilder.revision), got {revision!r}"
+        )
+    declared: list[Any] = []
+    if tools is not None:
+        if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence):
+            raise TypeError(
+                f"tools: expected a sequence of tool declarations, got {type(tools).__name__}"
+            )
+        for index, tool in enumerate(tools):
+            if not isinstance(tool, Mapping):
+                raise TypeError(
+                    f"tools[{index}]: expected a tool declaration mapping, "
+                    f"got {type(tool).__name__}"
+                )
+        declared = list(tools)
+    # `digest` canonicalises; a tool holding a value JSON cannot (a set, NaN) raises
+    # CanonicalJSONError with its path, e.g. `$.tools[2].parameters.default`.
+    return digest(
+        {
+            "fingerprint": FINGERPRINT_VERSION,
+            "model": model,
+            "context": context.digest,
+            "revision": revision,
+            "tools": declared,
+        }
+    )

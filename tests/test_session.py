@@ -1,0 +1,506 @@
+"""Session transcripts: the format, section dedupe, reading back, verification, seed check."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+import runcontext
+from runcontext import RunContext, canonical_json
+from runcontext.session import (
+    ConversationMismatchError,
+    SeedMismatchError,
+    Session,
+    TornTail,
+    TornTranscriptError,
+    TornTranscriptWarning,
+    TranscriptDigestError,
+    TranscriptError,
+    TranscriptFormatError,
+    TranscriptVersionError,
+)
+
+START = datetime(2025, 1, 31, 9, 30, tzinfo=UTC)
+SEED = {"role": "system", "content": "You are a careful coding agent."}
+AGENTS = "".join(f"Rule {i}: keep the build green and explain every change.\n" for i in range(150))
+
+
+def ticking_clock(step: timedelta = timedelta(minutes=1)) -> Callable[[], datetime]:
+    """A deterministic clock: START, START + step, START + 2 step, …"""
+    ticks = iter(range(1_000_000))
+    return lambda: START + step * next(ticks)
+
+
+def context(date: str = "2025-01-31", agents: str = AGENTS) -> RunContext:
+    return RunContext(
+        head_sections=[("AGENTS.md", agents)],
+        facts=[("date", date), ("branch", "main")],
+        tail_sections=[("notes", "Nothing urgent.")],
+    )
+
+
+def line(record: dict[str, Any]) -> bytes:
+    return canonical_json(record) + b"\n"
+
+
+def lines_of(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def rewrite_line(path: Path, number: int, data: bytes) -> None:
+    lines = lines_of(path)
+    lines[number - 1] = data
+    path.write_bytes(b"".join(lines))
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "session.jsonl"
+
+
+# --- format -----------------------------------------------------------------------------------
+
+
+def test_the_file_is_canonical_json_lines_with_the_documented_records(path: Path) -> None:
+    user = {"role": "user", "content": "Fix the flaky test."}
+    reply = {"role": "assistant", "content": "Done."}
+    ctx = context()
+    with Session.create(path, [SEED], clock=ticking_clock()) as session:
+        recorded = session.record_run([SEED, user], ctx, reply)
+
+    agents, notes = ctx.sections
+    assert (agents.position, notes.position) == ("head", "tail")
+    assert lines_of(path) == [
+        line(
+            {
+                "type": "header",
+                "format": "runcontext-transcript",
+                "version": 1,
+                "context_format": runcontext.FORMAT_VERSION,
+                "seed": runcontext.digest(SEED),
+                "time": "2025-01-31T09:30:00Z",
+            }
+        ),
+        line({"type": "message", "index": 0, "message": SEED}),
+        line({"type": "message", "index": 1, "message": user}),
+        line(
+            {"type": "section", "digest": agents.digest, "name": "AGENTS.md", "text": agents.text}
+        ),
+        line(
+            {"type": "section", "digest": notes.digest, "name": "notes", "text": "Nothing urgent."}
+        ),
+        line(
+            {
+                "type": "run-context",
+                "run": 1,
+                "digest": ctx.digest,
+                "time": "2025-01-31T09:31:00Z",
+                "messages": 2,
+                "sections": [
+                    {"position": "head", "name": "AGENTS.md", "digest": agents.digest},
+                    {"position": "tail", "name": "notes", "digest": notes.digest},
+                ],
+                "facts": [["date", "2025-01-31"], ["branch", "main"]],
+            }
+        ),
+        line({"type": "message", "index": 2, "message": reply}),
+    ]
+    assert recorded.number == 1
+    assert recorded.digest == ctx.digest
+    assert recorded.time == datetime(2025, 1, 31, 9, 31, tzinfo=UTC)
+
+
+def test_the_same_session_writes_the_same_bytes(tmp_path: Path) -> None:
+    def write(target: Path) -> bytes:
+        with Session.create(target, [SEED], clock=ticking_clock()) as session:
+            for day in range(1, 4):
+                session.record_run(
+                    session.messages(),
+                    context(f"2025-02-0{day}"),
+                    {"role": "assistant", "content": str(day)},
+                )
+        return target.read_bytes()
+
+    assert write(tmp_path / "a.jsonl") == write(tmp_path / "b.jsonl")
+
+
+def test_timestamps_are_utc_with_z_whatever_the_clock_zone(path: Path) -> None:
+    paris = timezone(timedelta(hours=1))
+    moment = datetime(2025, 1, 31, 10, 30, 0, 250_000, tzinfo=paris)
+    with Session.create(path, [SEED], clock=lambda: moment) as session:
+        session.record_run([SEED], None)
+    header = json.loads(lines_of(path)[0])
+    envelope = json.loads(lines_of(path)[-1])
+    assert header["time"] == envelope["time"] == "2025-01-31T09:30:00.250000Z"
+
+
+def test_a_naive_clock_is_refused_and_nothing_is_written(path: Path) -> None:
+    with pytest.raises(ValueError, match="naive datetime"):
+        Session.create(path, [SEED], clock=lambda: datetime(2025, 1, 31))
+    assert not path.exists()
+    assert list(path.parent.iterdir()) == []  # no temporary file left behind
+
+
+def test_create_needs_a_seed_and_never_overwrites(path: Path) -> None:
+    with pytest.raises(ValueError, match="first message"):
+        Session.create(path, [])
+    Session.create(path, [SEED]).close()
+    before = path.read_bytes()
+    with pytest.raises(FileExistsError):
+        Session.create(path, [{"role": "user", "content": "another conversation"}])
+    assert path.read_bytes() == before
+
+
+# --- section dedupe ---------------------------------------------------------------------------
+
+
+def test_forty_runs_with_an_unchanged_agents_md_store_its_text_once(path: Path) -> None:
+    assert 8_000 <= len(AGENTS.encode()) <= 8_500
+    conversation = [SEED, {"role": "user", "content": "Keep going."}]
+    session = Session.create(path, conversation, clock=ticking_clock())
+    session.record_run(conversation, context("day 0"))
+    for run in range(2, 41):
+        size = path.stat().st_size
+        ctx = context(f"day {run}")  # the facts change each run; AGENTS.md does not
+        session.record_run(conversation, ctx)
+        envelope = lines_of(path)[-1]
+        # The file grew by exactly the envelope, which is small and names AGENTS.md by digest.
+        assert path.stat().st_size - size == len(envelope) < 600
+        assert json.loads(envelope)["run"] == run
+    data = path.read_bytes()
+    assert data.count(json.dumps(AGENTS.rstrip()).encode()) == 1
+    assert [json.loads(raw)["type"] for raw in lines_of(path)].count("section") == 2
+    assert len(data) < len(AGENTS) + 40 * 600
+    session.close()
+
+
+def test_a_changed_section_is_stored_again_and_an_old_one_is_reused(path: Path) -> None:
+    edited = AGENTS + "Rule 150: never force-push.\n"
+    with Session.create(path, [SEED], clock=ticking_clock()) as session:
+        for agents in (AGENTS, edited, AGENTS, edited):
+            session.record_run([SEED], context(agents=agents))
+    sections = [json.loads(raw) for raw in lines_of(path) if b'"type":"section"' in raw]
+    assert [s["name"] for s in sections] == ["AGENTS.md", "notes", "AGENTS.md"]
+    assert [s["text"] for s in sections if s["name"] == "AGENTS.md"] == [
+        AGENTS.rstrip(),
+        edited.rstrip(),
+    ]
+
+
+# --- reading back -----------------------------------------------------------------------------
+
+
+def test_reading_back_gives_the_conversation_and_every_context(path: Path) -> None:
+    conversation: list[dict[str, Any]] = [SEED]
+    contexts = [
+        context("Monday"),
+        RunContext(facts=[("date", "Tuesday")]),
+        None,
+        context("Thursday"),
+    ]
+    with Session.create(path, conversation, clock=ticking_clock()) as session:
+        for day, ctx in enumerate(contexts):
+            conversation.append({"role": "user", "content": f"question {day}", "n": day})
+            reply = {"role": "assistant", "content": [{"type": "text", "text": f"answer {day}"}]}
+            session.record_run(conversation, ctx, reply)
+            conversation.append(reply)
+
+    with Session.open(path) as reopened:
+        assert reopened.messages() == conversation
+        assert reopened.seed == runcontext.digest(SEED)
+        assert reopened.created == START
+        runs = reopened.runs()
+        assert [r.number for r in runs] == [1, 2, 3, 4]
+        assert [r.messages for r in runs] == [2, 4, 6, 8]
+        expected = [RunContext() if ctx is None else ctx for ctx in contexts]
+        assert [r.context for r in runs] == expected
+        assert [r.digest for r in runs] == [ctx.digest for ctx in expected]
+        assert [r.context.tail_text for r in runs] == [ctx.tail_text for ctx in expected]
+        assert [r.time for r in runs] == [START + timedelta(minutes=m) for m in (1, 2, 3, 4)]
+        assert reopened.context_at(4).head_text == AGENTS.rstrip()
+        assert reopened.context_at(2).facts == (("date", "Tuesday"),)
+        with pytest.raises(IndexError, match="no run 5: the transcript has runs 1 to 4"):
+            reopened.context_at(5)
+        # messages() is a copy: mutating it does not change what the session holds.
+        reopened.messages()[0]["content"] = "changed"
+        assert reopened.messages()[0] == SEED
+
+
+def test_messages_are_stored_exactly_and_a_non_json_message_writes_nothing(path: Path) -> None:
+    unicode = {"role": "user", "content": 'café \u2028 😀 "quoted"', "meta": {"b": [1, 2.5, None]}}
+    with Session.create(path, [SEED, unicode]) as session:
+        size = path.stat().st_size
+        with pytest.raises(TypeError, match=r"messages\[2\]: the message cannot be stored"):
+            session.record_run([SEED, unicode, {"role": "user", "content": b"bytes"}], None)
+        assert path.stat().st_size == size
+        assert session.messages() == [SEED, unicode]
+
+
+def test_a_resumed_session_continues_numbering(path: Path) -> None:
+    with Session.create(path, [SEED], clock=ticking_clock()) as session:
+        session.record_run([SEED], context("a"), {"role": "assistant", "content": "1"})
+    with Session.open(path, clock=ticking_clock()) as resumed:
+        conversation = resumed.messages()
+        assert resumed.record_run(conversation, context("a")).number == 2
+    sections = [raw for raw in lines_of(path) if b'"type":"section"' in raw]
+    assert len(sections) == 2  # the resumed session knew both sections were already stored
+
+
+def test_two_sessions_on_one_file_see_each_others_records(path: Path) -> None:
+    first = Session.create(path, [SEED], clock=ticking_clock())
+    second = Session.open(path, clock=ticking_clock())
+    first.record_run([SEED], context("a"))
+    second.append_messages([{"role": "user", "content": "from the second"}])
+    run = second.record_run(second.messages(), context("b"))
+    assert run.number == 2  # not 1: the second session read the first's run under the lock
+    first.append_messages([{"role": "user", "content": "from the first"}])
+    assert [m["content"] for m in first.messages()[1:]] == ["from the second", "from the first"]
+    assert sum(b'"type":"section"' in raw for raw in lines_of(path)) == 2
+    first.close()
+    second.close()
+
+
+def test_a_read_only_session_refuses_appends(path: Path) -> None:
+    Session.create(path, [SEED]).close()
+    with Session.open(path, writable=False) as session:
+        assert session.messages() == [SEED]
+        with pytest.raises(ValueError, match="writable=False"):
+            session.append_messages([{"role": "user", "content": "hi"}])
+    with pytest.raises(ValueError, match="repair=True needs writable=True"):
+        Session.open(path, writable=False, repair=True)
+
+
+# --- verification -----------------------------------------------------------------------------
+
+
+def _tampered(path: Path) -> None:
+    with Session.create(path, [SEED], clock=ticking_clock()) as session:
+        session.record_run([SEED], context("Monday"))
+
+
+def test_a_tampered_fact_fails_the_context_digest(path: Path) -> None:
+    _tampered(path)
+    envelope = json.loads(lines_of(path)[4])
+    assert envelope["type"] == "run-context"
+    envelope["facts"][0][1] = "Sunday"
+    rewrite_line(path, 5, line(envelope))
+    with pytest.raises(
+        TranscriptDigestError, match=r"session\.jsonl:5: run 1's context rebuilt"
+    ) as info:
+        Session.open(path)
+    assert info.value.line == 5
+    assert RunContext(facts=[("date", "Monday")]).digest not in str(info.value)
+    assert envelope["digest"] in str(info.value)
+
+
+def test_a_tampered_section_text_fails_its_digest(path: Path) -> None:
+    _tampered(path)
+    section = json.loads(lines_of(path)[2])
+    assert section["type"] == "section"
+    section["text"] = section["text"].replace("green", "red")
+    rewrite_line(path, 3, line(section))
+    with pytest.raises(TranscriptDigestError, match=r":3: section 'AGENTS.md' has digest"):
+        Session.open(path)
+
+
+def test_a_tampered_digest_in_the_envelope_fails(path: Path) -> None:
+    _tampered(path)
+    envelope = json.loads(lines_of(path)[4])
+    envelope["digest"] = runcontext.RunContext(facts=[("x", "y")]).digest
+    rewrite_line(path, 5, line(envelope))
+    with pytest.raises(TranscriptDigestError, match=":5: "):
+        Session.open(path)
+
+
+# --- seed check -------------------------------------------------------------------------------
+
+
+def test_the_seed_check_refuses_another_conversation_showing_both_digests(path: Path) -> None:
+    Session.create(path, [SEED, {"role": "user", "content": "hi"}]).close()
+    other = {"role": "system", "content": "You are a poet."}
+    with Session.open(path) as session:
+        session.check_seed([SEED])  # the same seed passes, whatever follows it
+        session.check_seed([SEED, {"role": "user", "content": "something else"}])
+        size = path.stat().st_size
+        with pytest.raises(SeedMismatchError) as info:
+            session.record_run([other, {"role": "user", "content": "hi"}], context())
+        assert path.stat().st_size == size
+    error = info.value
+    assert error.recorded == runcontext.digest(SEED)
+    assert error.given == runcontext.digest(other)
+    assert error.recorded in str(error) and error.given in str(error)
+    assert isinstance(error, ValueError)
+
+
+def test_the_seed_check_ignores_the_context(path: Path) -> None:
+    with Session.create(path, [SEED]) as session:
+        session.record_run([SEED], context("a"))
+        session.record_run([SEED], RunContext(head_sections=[("other", "Completely different.")]))
+        assert len(session.runs()) == 2
+
+
+def test_a_shorter_conversation_is_refused(path: Path) -> None:
+    with Session.create(path, [SEED, {"role": "user", "content": "hi"}]) as session:
+        with pytest.raises(
+            ConversationMismatchError, match="has 1 messages but the transcript already records 2"
+        ):
+            session.record_run([SEED], None)
+        with pytest.raises(SeedMismatchError, match="an empty conversation"):
+            session.check_seed([])
+
+
+# --- bad input --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def valid(path: Path) -> Path:
+    with Session.create(path, [SEED], clock=ticking_clock()) as session:
+        session.record_run([SEED], context("Monday"), {"role": "assistant", "content": "ok"})
+    # header, message 0, section AGENTS.md, section notes, run-context, message 1
+    assert [json.loads(raw)["type"] for raw in lines_of(path)] == [
+        "header",
+        "message",
+        "section",
+        "section",
+        "run-context",
+        "message",
+    ]
+    return path
+
+
+def _error(path: Path) -> TranscriptError:
+    with pytest.raises(TranscriptError) as info:
+        Session.open(path)
+    return info.value
+
+
+def test_a_line_that_is_not_json_is_named(valid: Path) -> None:
+    rewrite_line(valid, 4, b'{"type": "section", oops\n')
+    error = _error(valid)
+    assert isinstance(error, TranscriptFormatError)
+    assert error.line == 4
+    assert str(error).startswith(f"{valid}:4: not JSON: ")
+
+
+def test_an_unknown_record_type_is_named(valid: Path) -> None:
+    rewrite_line(valid, 2, line({"type": "note", "text": "hello"}))
+    error = _error(valid)
+    assert isinstance(error, TranscriptFormatError)
+    assert f"{valid}:2: unknown record type 'note'" in str(error)
+
+
+def test_a_run_naming_a_missing_section_is_named(valid: Path) -> None:
+    lines = lines_of(valid)
+    del lines[2]  # the AGENTS.md section record; the envelope is now line 4
+    valid.write_bytes(b"".join(lines))
+    error = _error(valid)
+    assert isinstance(error, TranscriptFormatError)
+    assert error.line == 4
+    assert "run 1 names section 'AGENTS.md'" in str(error)
+    assert "no section record before this line" in str(error)
+
+
+def test_a_future_format_version_is_refused(valid: Path) -> None:
+    header = json.loads(lines_of(valid)[0])
+    header["version"] = 2
+    header["something_new"] = True
+    rewrite_line(valid, 1, line(header))
+    error = _error(valid)
+    assert isinstance(error, TranscriptVersionError)
+    assert error.line == 1
+    assert "format version 2 is newer than this runcontext reads (1)" in str(error)
+
+
+def test_a_non_canonical_line_is_refused(valid: Path) -> None:
+    message = json.loads(lines_of(valid)[1])
+    rewrite_line(valid, 2, json.dumps(message).encode() + b"\n")  # spaces, unsorted keys
+    error = _error(valid)
+    assert error.line == 2
+    assert "not in canonical JSON form" in str(error)
+
+
+def test_a_duplicate_member_is_refused_not_silently_dropped(valid: Path) -> None:
+    rewrite_line(
+        valid, 2, b'{"index":0,"message":{"role":"system"},"type":"message","type":"message"}\n'
+    )
+    assert _error(valid).line == 2
+
+
+@pytest.mark.parametrize(
+    ("number", "edit", "expected"),
+    [
+        (2, lambda r: r.update(index=5), "message index 5, expected 0"),
+        (2, lambda r: r.pop("index"), "a message record with missing index"),
+        (3, lambda r: r.update(extra=1), "a section record with unexpected extra"),
+        (5, lambda r: r.update(run=3), "run number 3, expected 1"),
+        (5, lambda r: r.update(messages=9), "carried 9 messages, but only 1 are recorded"),
+        (5, lambda r: r.update(time="2025-01-31 09:31"), "'time' must be a UTC timestamp"),
+        (5, lambda r: r.update(facts={"date": "Monday"}), "'facts' must be a list"),
+        (5, lambda r: r["sections"][0].update(name="README"), "is named 'README' but the section"),
+        (1, lambda r: r.update(type="message"), "line 1 is a 'message' record, not the header"),
+        (6, lambda r: r.update(type="header"), "a second header record"),
+    ],
+)
+def test_malformed_records_are_named(
+    valid: Path, number: int, edit: Callable[[dict[str, Any]], object], expected: str
+) -> None:
+    record = json.loads(lines_of(valid)[number - 1])
+    edit(record)
+    rewrite_line(valid, number, line(record))
+    error = _error(valid)
+    assert error.line == number
+    assert expected in str(error)
+
+
+def test_an_empty_file_is_not_a_transcript(path: Path) -> None:
+    path.write_bytes(b"")
+    with pytest.raises(TranscriptFormatError, match=":1: no header record"):
+        Session.open(path)
+
+
+def test_a_blank_line_is_refused(valid: Path) -> None:
+    lines = lines_of(valid)
+    lines.insert(3, b"\n")
+    valid.write_bytes(b"".join(lines))
+    error = _error(valid)
+    assert error.line == 4
+    assert "empty line" in str(error)
+
+
+# --- torn last line ---------------------------------------------------------------------------
+
+
+def test_a_torn_last_line_is_reported_kept_out_and_repaired_only_when_asked(valid: Path) -> None:
+    complete = valid.read_bytes()
+    torn = b'{"index":2,"message":{"content":"half a rec'
+    valid.write_bytes(complete + torn)
+
+    with pytest.warns(
+        TornTranscriptWarning, match=rf":7: the last record is torn \({len(torn)} bytes"
+    ):
+        session = Session.open(valid)
+    with session:
+        assert session.torn == TornTail(line=7, offset=len(complete), length=len(torn))
+        assert len(session.messages()) == 2  # every complete record before it
+        assert len(session.runs()) == 1
+        with pytest.raises(TornTranscriptError, match=r":7: the file ends with a torn record"):
+            session.append_messages([{"role": "user", "content": "next"}])
+    assert valid.read_bytes() == complete + torn  # reported, not repaired
+
+    with Session.open(valid, repair=True) as repaired:
+        assert repaired.repaired == TornTail(line=7, offset=len(complete), length=len(torn))
+        assert repaired.torn is None
+        repaired.append_messages([{"role": "user", "content": "next"}])
+    assert valid.read_bytes().startswith(complete)
+    with Session.open(valid) as reopened:
+        assert reopened.messages()[-1] == {"role": "user", "content": "next"}
+
+
+def test_a_file_holding_only_a_torn_header_is_not_a_transcript(path: Path) -> None:
+    path.write_bytes(b'{"context_format":1,"format":"runcontext-tr')
+    with pytest.raises(TranscriptFormatError, match="no header record"):
+        Session.open(path, repair=True)

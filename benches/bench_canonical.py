@@ -16,9 +16,10 @@ import blake3
 import canonicaljson
 import orjson
 import rfc8785
-from _timing import median_seconds, print_table
 
 import runcontext
+
+from _timing import median_seconds, print_table
 
 
 def small_dict() -> dict[str, Any]:
@@ -102,7 +103,7 @@ def main() -> None:
             except Exception as error:  # an anchor that cannot encode this payload
                 print(f"  ({name} skipped on {title}: {type(error).__name__}: {error})")
                 continue
-            rows.append((name, median_seconds(lambda e=encode: e(value))))
+            rows.append((name, median_seconds(lambda e=encode, v=value: e(v))))
         print_table(title, rows, baseline="orjson.dumps(OPT_SORT_KEYS)")
 
     for size, label in ((8 * 1024, "8 KB"), (1 << 20, "1 MB")):

@@ -14,13 +14,15 @@ from pathlib import Path
 from _timing import fmt_time, median_seconds, print_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from reference.runcontext import CLOSING_TEXT  # noqa: E402
-from reference.runcontext import RunContext as ReferenceRunContext  # noqa: E402
+from runcontext import RunContext
 
-from runcontext import RunContext  # noqa: E402
+from reference.runcontext import CLOSING_TEXT
+from reference.runcontext import RunContext as ReferenceRunContext
 
 IDENTITY = ("You are a careful coding agent working in a monorepo. " * 4)[:200]
-AGENTS_MD = "\n".join(f"- rule {i}: keep functions small and named for what they do." for i in range(140))[:8192]
+AGENTS_MD = "\n".join(
+    f"- rule {i}: keep functions small and named for what they do." for i in range(140)
+)[:8192]
 TODO = "1. read the failing test\n2. fix the parser\n3. run the suite"
 
 
@@ -66,9 +68,13 @@ def main() -> None:
         ("reference RunContext (pure Python)", median_seconds(build_reference, repeat=7)),
         ("f-string, no validation, no digest", median_seconds(fstring)),
     ]
-    print(f"typical context: identity {len(IDENTITY)} B, AGENTS.md {len(AGENTS_MD)} B, "
-          "4 facts, 1 tail section")
-    print_table("build + render + digest, median per context", rows, baseline="runcontext.RunContext")
+    print(
+        f"typical context: identity {len(IDENTITY)} B, AGENTS.md {len(AGENTS_MD)} B, "
+        "4 facts, 1 tail section"
+    )
+    print_table(
+        "build + render + digest, median per context", rows, baseline="runcontext.RunContext"
+    )
     dates = [f"2026-11-30T08:{i // 60:02d}:{i % 60:02d}Z" for i in range(1000)]
     for label, fn in (("runcontext.RunContext", build), ("f-string", fstring)):
         samples = []

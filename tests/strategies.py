@@ -46,4 +46,6 @@ values = st.one_of(
 
 
 def unique_pairs(min_size: int = 0) -> st.SearchStrategy[list[tuple[str, str | None]]]:
-    return st.lists(st.tuples(names, values), max_size=5, min_size=min_size, unique_by=lambda p: p[0])
+    return st.lists(
+        st.tuples(names, values), max_size=5, min_size=min_size, unique_by=lambda p: p[0]
+    )

@@ -10,10 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import VECTORS
 from hypothesis import given
-from reference import jcs as reference
-from strategies import json_values
 
 import runcontext
 from runcontext import (
@@ -27,6 +24,10 @@ from runcontext import (
     canonical_json,
     canonicalize_text,
 )
+
+from conftest import VECTORS
+from reference import jcs as reference
+from strategies import json_values
 
 # --- agreement with the reference and round trips --------------------------------------
 
@@ -62,7 +63,7 @@ def test_rfc8785_sample_object() -> None:
     # RFC 8785 § 3.2.2 input written as Python values; § 3.2.3 output.
     value = {
         "numbers": [333333333.33333329, 1e30, 4.50, 2e-3, 0.000000000000000000000000001],
-        "string": "\u20ac$\u000f\nA'B\"\\\\\"/",
+        "string": '\u20ac$\u000f\nA\'B"\\\\"/',
         "literals": [None, True, False],
     }
     expected = (
@@ -83,7 +84,7 @@ def test_bool_is_not_int_and_tuples_are_arrays() -> None:
 
 
 def test_escapes() -> None:
-    assert canonical_json("\x00\x08\t\n\x0b\x0c\r\x1f\"\\/\x7f\u2028") == (
+    assert canonical_json('\x00\x08\t\n\x0b\x0c\r\x1f"\\/\x7f\u2028') == (
         b'"\\u0000\\b\\t\\n\\u000b\\f\\r\\u001f\\"\\\\/\x7f\xe2\x80\xa8"'
     )
 
@@ -93,10 +94,7 @@ def test_escapes() -> None:
 
 def _es_number_lines() -> list[tuple[float, str]]:
     lines = (VECTORS / "es-numbers.txt").read_text().splitlines()
-    return [
-        (_from_bits(bits), text)
-        for bits, text in (line.split(" ") for line in lines)
-    ]
+    return [(_from_bits(bits), text) for bits, text in (line.split(" ") for line in lines)]
 
 
 def _from_bits(bits: str) -> float:
@@ -110,7 +108,9 @@ def test_every_node_number_vector() -> None:
     assert len(pairs) >= 100_000
     # One call over the whole list: the array joins the numbers with commas.
     got = canonical_json([v for v, _ in pairs]).decode()[1:-1].split(",")
-    mismatches = [(v, want, have) for (v, want), have in zip(pairs, got, strict=True) if want != have]
+    mismatches = [
+        (v, want, have) for (v, want), have in zip(pairs, got, strict=True) if want != have
+    ]
     assert not mismatches, mismatches[:10]
 
 
@@ -306,8 +306,15 @@ def test_duplicate_keys_through_str_subclasses_are_refused() -> None:
     ("text", "error", "kind", "line", "column", "words"),
     [
         (b'{\n  "a": 1,\n  "a": 2\n}', DuplicateKeyError, "duplicate-key", 3, 3, '"a"'),
-        (b'[1,\n 1e400]', InvalidNumberError, "number-overflow", 2, 2, "1e400"),
-        (b"[9007199254740993]", InvalidNumberError, "integer-out-of-range", 1, 2, "would be 9007199254740992"),
+        (b"[1,\n 1e400]", InvalidNumberError, "number-overflow", 2, 2, "1e400"),
+        (
+            b"[9007199254740993]",
+            InvalidNumberError,
+            "integer-out-of-range",
+            1,
+            2,
+            "would be 9007199254740992",
+        ),
         (b'"ok\xff"', InvalidStringError, "invalid-utf8", 1, 4, "invalid UTF-8"),
         (b'{"x": "\\ud800"}', InvalidStringError, "lone-surrogate", 1, 8, "lone surrogate"),
         (b"{} []", JSONSyntaxError, "trailing", 1, 4, "text after"),

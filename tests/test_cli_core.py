@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import VECTORS
-
 from runcontext import canonical_json, digest
+
+from conftest import VECTORS
 
 
 def cli(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:

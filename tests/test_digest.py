@@ -9,9 +9,10 @@ import blake3
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import json_values
 
 from runcontext import canonical_json, digest, digest_bytes
+
+from strategies import json_values
 
 
 def expected(data: bytes) -> str:

@@ -11,11 +11,8 @@ import sys
 from typing import Any
 
 import pytest
-from conftest import VECTORS
 from hypothesis import given
 from hypothesis import strategies as st
-from reference import runcontext as reference
-from strategies import names, unique_pairs, values
 
 from runcontext import (
     RunContext,
@@ -26,6 +23,10 @@ from runcontext import (
     digest,
 )
 from runcontext.conformance import observe_runcontext, verify
+
+from conftest import VECTORS
+from reference import runcontext as reference
+from strategies import names, unique_pairs, values
 
 CASES: list[dict[str, Any]] = json.loads((VECTORS / "runcontext-v1.json").read_text())["cases"]
 

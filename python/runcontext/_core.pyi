@@ -5,6 +5,17 @@ from typing import Any, final
 
 from runcontext.section import Section
 
+__all__ = [
+    "FORMAT_VERSION",
+    "MAX_DEPTH",
+    "RunContext",
+    "__version__",
+    "canonical_json",
+    "canonicalize_text",
+    "digest",
+    "digest_bytes",
+]
+
 __version__: str
 MAX_DEPTH: int
 FORMAT_VERSION: int
@@ -43,6 +54,6 @@ class RunContext:
     def head_sections(self) -> tuple[tuple[str, str], ...]: ...
     @property
     def tail_sections(self) -> tuple[tuple[str, str], ...]: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
     def __reduce__(self) -> tuple[Any, tuple[()]]: ...

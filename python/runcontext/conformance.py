@@ -16,7 +16,6 @@ file as ``results``; see ``docs/CONFORMANCE.md``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +50,10 @@ class Report:
         return not self.failures
 
 
+def _pairs(pairs: tuple[tuple[str, str], ...]) -> list[list[str]]:
+    return [list(p) for p in pairs]
+
+
 def observe_runcontext(case: dict[str, Any]) -> dict[str, Any]:
     """What this installation does with one RunContext case, in the vectors' shape."""
     args = case.get("args", {})
@@ -70,18 +73,15 @@ def observe_runcontext(case: dict[str, Any]) -> dict[str, Any]:
                 "index": error.index,
             },
         }
-    pairs: Callable[[tuple[tuple[str, str], ...]], list[list[str]]] = lambda ps: [
-        list(p) for p in ps
-    ]
     return {
         "name": case["name"],
         "expect": {
             "head_text": rc.head_text,
             "tail_text": rc.tail_text,
             "digest": rc.digest,
-            "facts": pairs(rc.facts),
-            "head_sections": pairs(rc.head_sections),
-            "tail_sections": pairs(rc.tail_sections),
+            "facts": _pairs(rc.facts),
+            "head_sections": _pairs(rc.head_sections),
+            "tail_sections": _pairs(rc.tail_sections),
             "sections": [
                 {"position": s.position, "name": s.name, "digest": s.digest} for s in rc.sections
             ],
@@ -147,9 +147,7 @@ def verify(path: str | Path, results: str | Path | None = None) -> Report:
     failures = []
     for case in cases:
         found = observed.get(case["name"])
-        problem = (
-            "no result for this case" if found is None else _differences(case, found, kind)
-        )
+        problem = "no result for this case" if found is None else _differences(case, found, kind)
         if problem is not None:
             failures.append((case["name"], problem))
     return Report(path=str(vectors_path), kind=kind, total=len(cases), failures=failures)

@@ -27,9 +27,10 @@ class CanonicalJSONError(ValueError):
     """A value or JSON text that has no canonical (RFC 8785) form.
 
     ``kind`` names the rule broken (``duplicate-key``, ``non-finite``, ``trailing``, … as
-    listed in ``docs/FORMAT.md``). ``path`` is the JSON path of the offending value (``$.messages[3].content``). For JSON
-    text, ``line`` and ``column`` (1-based, in characters) and ``offset`` (in bytes) say where
-    in the text; they are ``None`` for Python values.
+    listed in ``docs/FORMAT.md``). ``path`` is the JSON path of the offending value
+    (``$.messages[3].content``). For JSON text, ``line`` and ``column`` (1-based, in
+    characters) and ``offset`` (in bytes) say where in the text; they are ``None`` for Python
+    values.
     """
 
     def __init__(

@@ -182,6 +182,7 @@ fn hash(py: Python<'_>, data: &[u8]) -> String {
 
 /// Canonical JSON (RFC 8785) of a JSON-compatible Python value.
 #[pyfunction]
+#[pyo3(signature = (value, /))]
 pub fn canonical_json<'py>(
     py: Python<'py>,
     value: &Bound<'py, PyAny>,
@@ -191,12 +192,14 @@ pub fn canonical_json<'py>(
 
 /// `blake3:` + hex of BLAKE3-256 of the canonical JSON of `value`.
 #[pyfunction]
+#[pyo3(signature = (value, /))]
 pub fn digest(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
     Ok(hash(py, &to_canonical(py, value)?))
 }
 
 /// `blake3:` + hex of BLAKE3-256 of raw bytes (any contiguous buffer).
 #[pyfunction]
+#[pyo3(signature = (data, /))]
 pub fn digest_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<String> {
     if let Ok(bytes) = data.cast::<PyBytes>() {
         // bytes are immutable, so the GIL can go while they are hashed.
@@ -223,6 +226,7 @@ pub fn digest_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<String>
 /// Canonical JSON of a JSON text, parsed strictly in Rust (duplicate names, unsafe
 /// integers and more are refused with line and column).
 #[pyfunction]
+#[pyo3(signature = (data, /))]
 pub fn canonicalize_text<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,

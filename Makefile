@@ -1,0 +1,43 @@
+# The README's commands call these targets. Every target works on a machine with only the
+# Rust toolchain, Python 3.11 and pip: `install-test` installs everything the tests need.
+PYTHON ?= python3
+PIP := $(PYTHON) -m pip
+
+.PHONY: help install install-test test test-rust test-python lint bench vectors clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+install:  ## build and install the package (release build of the Rust extension)
+	$(PIP) install .
+
+install-test:  ## install the package in editable mode with the test and lint dependencies
+	$(PIP) install -e '.[test,lint]'
+
+test: install-test test-rust test-python  ## install everything the tests need, then run every test
+
+test-rust:  ## the core's unit tests and the shared vectors (no Python needed)
+	cargo test --workspace
+
+test-python:  ## pytest: binding, reference agreement, adapters, providers, sessions, CLI
+	$(PYTHON) -m pytest -p no:cacheprovider
+
+lint:  ## formatting, clippy, ruff, mypy --strict and stubtest
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	$(PYTHON) -m ruff check python tests benches
+	$(PYTHON) -m ruff format --check python tests benches
+	$(PYTHON) -m mypy --strict python/runcontext
+	$(PYTHON) -m mypy.stubtest runcontext._core --allowlist stubtest-allowlist.txt
+
+bench:  ## benchmarks against the anchors (by hand; prints medians and ratios)
+	$(PIP) install -e '.[bench]'
+	cd benches && for b in bench_*.py; do echo "== $$b"; $(PYTHON) $$b || exit 1; done
+
+vectors:  ## regenerate the conformance vectors (needs node for the numbers)
+	node docs/vectors/gen_es_numbers.js
+	$(PYTHON) tests/gen_runcontext_vectors.py
+
+clean:
+	cargo clean
+	rm -f python/runcontext/_core*.so

@@ -3,7 +3,8 @@
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 
-.PHONY: help install install-test test test-rust test-python lint bench vectors clean
+.PHONY: help install install-test test test-rust test-python lint bench fuzz vectors clean
+FUZZ_SECONDS ?= 60
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -33,6 +34,10 @@ lint:  ## formatting, clippy, ruff, mypy --strict and stubtest
 bench:  ## benchmarks against the anchors (by hand; prints medians and ratios)
 	$(PIP) install -e '.[bench]'
 	cd benches && for b in bench_*.py; do echo "== $$b"; $(PYTHON) $$b || exit 1; done
+
+fuzz:  ## run each cargo-fuzz target for FUZZ_SECONDS (needs `cargo install cargo-fuzz`)
+	cd fuzz && for t in canonicalize_text runcontext; do \
+		RUSTC_BOOTSTRAP=1 cargo fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) || exit 1; done
 
 vectors:  ## regenerate the conformance vectors (needs node for the numbers)
 	node docs/vectors/gen_es_numbers.js

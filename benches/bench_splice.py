@@ -13,11 +13,12 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from runcontext import RunContext
+from runcontext._splice import splice
 from runcontext.adapters import anthropic_messages, openai_chat, openai_responses
-from runcontext.splice import splice
 
 SIZES = (10, 1_000, 100_000)
 BODIES = {"10 B": "x" * 10, "1 MB": "x" * 1_000_000}
@@ -47,14 +48,17 @@ def conversation(count: int, body: str) -> list[dict[str, Any]]:
     ]
 
 
-def median_ns(call: Callable[[], object], repeats: int) -> float:
-    call()  # warm up
-    samples = []
+def medians_ns(calls: Sequence[Callable[[], object]], repeats: int) -> list[float]:
+    """Median time of each call, the calls interleaved so that load drift hits them alike."""
+    for call in calls:
+        call()  # warm up
+    samples: list[list[int]] = [[] for _ in calls]
     for _ in range(repeats):
-        start = time.perf_counter_ns()
-        call()
-        samples.append(time.perf_counter_ns() - start)
-    return statistics.median(samples)
+        for call, times in zip(calls, samples, strict=True):
+            start = time.perf_counter_ns()
+            call()
+            times.append(time.perf_counter_ns() - start)
+    return [statistics.median(times) for times in samples]
 
 
 def human(ns: float) -> str:
@@ -74,20 +78,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(header)
     print("-" * len(header))
     for count in SIZES:
-        repeats = args.repeats or max(15, min(1_001, 2_000_000 // count))
+        repeats = args.repeats or max(31, min(1_001, 2_000_000 // count))
         conversations = {name: conversation(count, body) for name, body in BODIES.items()}
         for name, call in CALLS.items():
-            medians = {
-                label: median_ns(
-                    lambda messages=messages, call=call: call(messages, CONTEXT),  # type: ignore[misc]
-                    repeats,
-                )
-                for label, messages in conversations.items()
-            }
-            ratio = medians["1 MB"] / medians["10 B"]
+            small, large = medians_ns(
+                [partial(call, messages, CONTEXT) for messages in conversations.values()],
+                repeats,
+            )
             print(
-                f"{name:<20}{count:>10,}{human(medians['10 B']):>14}"
-                f"{human(medians['1 MB']):>14}{ratio:>10.2f}"
+                f"{name:<20}{count:>10,}{human(small):>14}{human(large):>14}{large / small:>10.2f}"
             )
     return 0
 

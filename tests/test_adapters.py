@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from runcontext import RunContext
 from runcontext.adapters import (
     ANTHROPIC_MAX_BREAKPOINTS,
@@ -340,8 +341,15 @@ def test_anthropic_too_many_caller_breakpoints() -> None:
     messages = [{"role": "user", "content": [block(True)] * 5}]
     with pytest.raises(ValueError, match=r"already has 5 cache_control breakpoints.*at most 4"):
         anthropic_messages(messages, CONTEXT)
-    with pytest.raises(ValueError, match="already has 5"):
-        anthropic_messages([{"role": "user", "content": "x"}], CONTEXT, reserved_breakpoints=5)
+    with pytest.raises(
+        ValueError, match=r"already has 6 .*\(1 in system, 0 in messages, 5 reserved\)"
+    ):
+        anthropic_messages(
+            [{"role": "user", "content": "x"}],
+            CONTEXT,
+            system=[block(True)],
+            reserved_breakpoints=5,
+        )
 
 
 @pytest.mark.parametrize(
@@ -402,6 +410,16 @@ def test_anthropic_too_many_caller_breakpoints() -> None:
             {"messages": [{"role": "user", "content": "x"}], "tail_role": "assistant"},
             ValueError,
             "tail_role: expected 'user' or 'system', got 'assistant'",
+        ),
+        (
+            {"messages": [{"role": "user", "content": "x"}], "tail_role": None},
+            TypeError,
+            "tail_role: expected a string, got NoneType",
+        ),
+        (
+            {"messages": [{"role": "user", "content": "x"}], "reserved_breakpoints": "1"},
+            TypeError,
+            "reserved_breakpoints: expected an int, got str",
         ),
         (
             {"messages": [{"role": "user", "content": "x"}], "reserved_breakpoints": -1},

@@ -14,6 +14,7 @@ import anthropic
 import openai
 import pytest
 from pytest_httpserver import HTTPServer
+
 from runcontext import RunContext
 from runcontext.adapters import anthropic_messages, openai_chat, openai_responses
 

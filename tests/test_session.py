@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 import runcontext
 from runcontext import RunContext, canonical_json
 from runcontext.session import (
@@ -349,7 +350,7 @@ def test_a_shorter_conversation_is_refused(path: Path) -> None:
             ConversationMismatchError, match="has 1 messages but the transcript already records 2"
         ):
             session.record_run([SEED], None)
-        with pytest.raises(SeedMismatchError, match="an empty conversation"):
+        with pytest.raises(SeedMismatchError, match="it is empty"):
             session.check_seed([])
 
 
@@ -391,6 +392,13 @@ def test_an_unknown_record_type_is_named(valid: Path) -> None:
     error = _error(valid)
     assert isinstance(error, TranscriptFormatError)
     assert f"{valid}:2: unknown record type 'note'" in str(error)
+
+
+def test_a_record_without_a_string_type_is_named(valid: Path) -> None:
+    rewrite_line(valid, 3, line({"type": ["section"]}))
+    assert "unknown record type ['section']" in str(_error(valid))
+    rewrite_line(valid, 3, b"[1,2]\n")
+    assert f"{valid}:3: expected a JSON object, got list" in str(_error(valid))
 
 
 def test_a_run_naming_a_missing_section_is_named(valid: Path) -> None:

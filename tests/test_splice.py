@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from runcontext import RunContext
-from runcontext.splice import check_messages, splice
+from runcontext._splice import check_messages, splice
 
 HEAD = [("instructions", "You are a careful assistant.")]
 FACTS = [("clock", "2025-06-01T09:00:00Z"), ("branch", "main")]

@@ -5,6 +5,7 @@ into a head message (index 0, cache-friendly) and volatile facts into a tail blo
 conversation; every context has a canonical digest (RFC 8785 JSON hashed with BLAKE3).
 """
 
+from runcontext import adapters
 from runcontext._core import (
     FORMAT_VERSION,
     MAX_DEPTH,
@@ -15,6 +16,7 @@ from runcontext._core import (
     digest,
     digest_bytes,
 )
+from runcontext._splice import splice
 from runcontext.errors import (
     CanonicalJSONError,
     DuplicateKeyError,
@@ -27,26 +29,57 @@ from runcontext.errors import (
     RunContextValueError,
     UnsupportedTypeError,
 )
+from runcontext.loop import Loop, RunOutcome
 from runcontext.section import Section
+from runcontext.session import (
+    TRANSCRIPT_VERSION,
+    ConversationMismatchError,
+    Run,
+    SeedMismatchError,
+    Session,
+    TornTail,
+    TornTranscriptError,
+    TornTranscriptWarning,
+    TranscriptDigestError,
+    TranscriptError,
+    TranscriptFormatError,
+    TranscriptVersionError,
+)
 
 __all__ = [
     "FORMAT_VERSION",
     "MAX_DEPTH",
+    "TRANSCRIPT_VERSION",
     "CanonicalJSONError",
+    "ConversationMismatchError",
     "DuplicateKeyError",
     "InvalidNumberError",
     "InvalidStringError",
     "JSONSyntaxError",
+    "Loop",
     "NestingTooDeepError",
+    "Run",
     "RunContext",
     "RunContextError",
     "RunContextTypeError",
     "RunContextValueError",
+    "RunOutcome",
     "Section",
+    "SeedMismatchError",
+    "Session",
+    "TornTail",
+    "TornTranscriptError",
+    "TornTranscriptWarning",
+    "TranscriptDigestError",
+    "TranscriptError",
+    "TranscriptFormatError",
+    "TranscriptVersionError",
     "UnsupportedTypeError",
     "__version__",
+    "adapters",
     "canonical_json",
     "canonicalize_text",
     "digest",
     "digest_bytes",
+    "splice",
 ]

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from runcontext._core import RunContext
-from runcontext.splice import check_messages
+from runcontext._splice import check_messages
 
 __all__ = [
     "ANTHROPIC_MAX_BREAKPOINTS",
@@ -56,8 +56,7 @@ def openai_chat(
     that want it). The head at index 0 and the conversation after it are the same bytes every
     turn, so OpenAI's automatic prefix cache keeps hitting; only the tail changes.
     """
-    if role not in OPENAI_CONTEXT_ROLES:
-        raise ValueError(f"role: expected 'system' or 'developer', got {role!r}")
+    _check_choice("role", role, OPENAI_CONTEXT_ROLES)
     _check_roles(check_messages(messages), OPENAI_CHAT_ROLES, "messages", "OpenAI Chat")
     head, tail = _texts(context)
     request: list[Any] = [] if head is None else [{"role": role, "content": head}]
@@ -117,19 +116,22 @@ def anthropic_messages(
     first; with three already used only it is added, with four none. The caller's breakpoints
     are never moved or removed.
     """
-    if tail_role not in ANTHROPIC_TAIL_ROLES:
-        raise ValueError(f"tail_role: expected 'user' or 'system', got {tail_role!r}")
-    if type(reserved_breakpoints) is not int or reserved_breakpoints < 0:
-        raise ValueError(
-            f"reserved_breakpoints: expected a count >= 0, got {reserved_breakpoints!r}"
+    _check_choice("tail_role", tail_role, ANTHROPIC_TAIL_ROLES)
+    if type(reserved_breakpoints) is not int:
+        raise TypeError(
+            f"reserved_breakpoints: expected an int, got {type(reserved_breakpoints).__name__}"
         )
+    if reserved_breakpoints < 0:
+        raise ValueError(f"reserved_breakpoints: expected a count >= 0, got {reserved_breakpoints}")
     check_messages(messages)
-    used = reserved_breakpoints + _check_anthropic_messages(messages)
+    in_messages = _check_anthropic_messages(messages)
     system_blocks = _system_blocks(system)
-    used += _count_breakpoints(system_blocks, "system")  # also checks each block is a mapping
+    in_system = _count_breakpoints(system_blocks, "system")  # also checks each block's type
+    used = in_messages + in_system + reserved_breakpoints
     if used > ANTHROPIC_MAX_BREAKPOINTS:
         raise ValueError(
-            f"the request already has {used} cache_control breakpoints; the Messages API "
+            f"the request already has {used} cache_control breakpoints ({in_system} in system, "
+            f"{in_messages} in messages, {reserved_breakpoints} reserved); the Messages API "
             f"accepts at most {ANTHROPIC_MAX_BREAKPOINTS}: remove some"
         )
     head, tail = _texts(context)
@@ -174,6 +176,14 @@ def anthropic_messages(
         body["system"] = system
     body["messages"] = request
     return body
+
+
+def _check_choice(argument: str, value: object, choices: tuple[str, ...]) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{argument}: expected a string, got {type(value).__name__}")
+    if value not in choices:
+        expected = " or ".join(repr(choice) for choice in choices)
+        raise ValueError(f"{argument}: expected {expected}, got {value!r}")
 
 
 def _texts(context: RunContext | None) -> tuple[str | None, str | None]:
@@ -296,4 +306,4 @@ def _marked(message: Mapping[str, Any]) -> dict[str, Any] | None:
     last = content[-1]
     if last.get("cache_control") is not None or last.get("type") in _UNMARKABLE_BLOCKS:
         return None
-    last["cache_control"] = marker; return dict(message)
+    return {**message, "content": [*content[:-1], {**last, "cache_control": marker}]}

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from runcontext._core import RunContext
+from runcontext._splice import check_messages, splice
 from runcontext.session import Run, Session
-from runcontext.splice import check_messages, splice
 
 __all__ = ["Backend", "Counter", "Loop", "RunOutcome"]
 

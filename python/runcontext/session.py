@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 from runcontext._core import FORMAT_VERSION, RunContext, canonical_json, digest
+from runcontext._splice import check_messages
 from runcontext.errors import CanonicalJSONError, RunContextError
-from runcontext.splice import check_messages
 
 __all__ = [
     "TRANSCRIPT_VERSION",
@@ -468,12 +468,12 @@ class Session:
             first = messages[0]
             given = digest(first if type(first) is dict else dict(first))
         if given != self._seed:
-            shown = "an empty conversation" if given is None else f"seed {given}"
+            shown = "it is empty" if given is None else f"its message 0 has digest {given}"
             raise SeedMismatchError(
-                f"the conversation does not continue this transcript: it has {shown}, the "
-                f"transcript records seed {self._seed} (the digest of message 0 when it "
-                "started); pass the conversation it records (session.messages()) or start a "
-                "new transcript with Session.create",
+                f"the conversation does not continue this transcript: {shown}, but the "
+                f"transcript's seed (message 0 when it started) is {self._seed}; pass the "
+                "conversation it records (session.messages()) or start a new transcript with "
+                "Session.create",
                 path=self._path,
                 recorded=self._seed,
                 given=given,
@@ -661,7 +661,7 @@ class Session:
             else None
         )
         if warn and self._torn is not None and self._torn != previous:
-            self._warn_torn(stacklevel=4)
+            self._warn_torn(stacklevel=5)  # the caller of messages(), append_messages(), …
 
     def _warn_torn(self, *, stacklevel: int) -> None:
         torn = self._torn
@@ -705,7 +705,7 @@ class Session:
         if not isinstance(record, dict):
             self._fail(line, f"expected a JSON object, got {type(record).__name__}")
         kind = record.get("type")
-        if kind not in _FIELDS:
+        if not isinstance(kind, str) or kind not in _FIELDS:
             known = ", ".join(RECORD_TYPES)
             self._fail(line, f"unknown record type {kind!r} (a record's type is one of {known})")
         if kind == "header" or line == 1:

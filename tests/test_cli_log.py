@@ -1,0 +1,159 @@
+"""``runcontext log``: each run's date, digest and changes; one run in full; errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from runcontext import RunContext, _cli_log, cli
+from runcontext.session import Session
+
+SEED = {"role": "system", "content": "You are a careful coding agent."}
+AGENTS = "Keep the build green.\nExplain every change."
+
+MONDAY = RunContext(
+    head_sections=[("AGENTS.md", AGENTS), ("tools", "git, pytest")],
+    facts=[("date", "2025-01-27"), ("branch", "main")],
+)
+TUESDAY = RunContext(  # date changed, branch removed, ticket added, AGENTS.md edited
+    head_sections=[("AGENTS.md", AGENTS + "\nNever force-push."), ("tools", "git, pytest")],
+    facts=[("date", "2025-01-28"), ("ticket", "RC-6")],
+)
+WEDNESDAY = RunContext(  # tools moved to the tail, a new section; facts unchanged
+    head_sections=[("AGENTS.md", AGENTS + "\nNever force-push.")],
+    facts=[("date", "2025-01-28"), ("ticket", "RC-6")],
+    tail_sections=[("tools", "git, pytest"), ("ci", "Last CI run: green.")],
+)
+
+
+def ticking_clock() -> Callable[[], datetime]:
+    days = iter(range(100))
+    return lambda: datetime(2025, 1, 27, 9, 0, tzinfo=UTC) + timedelta(days=next(days))
+
+
+@pytest.fixture
+def transcript(tmp_path: Path) -> Path:
+    path = tmp_path / "agent.jsonl"
+    conversation = [SEED]
+    with Session.create(path, conversation, clock=ticking_clock()) as session:
+        for n, ctx in enumerate((MONDAY, TUESDAY, WEDNESDAY, WEDNESDAY)):
+            conversation = [*conversation, {"role": "user", "content": f"turn {n}"}]
+            session.record_run(conversation, ctx, {"role": "assistant", "content": "ok"})
+            conversation = [*conversation, {"role": "assistant", "content": "ok"}]
+    return path
+
+
+def run_log(*argv: str) -> int:
+    parser = argparse.ArgumentParser()
+    _cli_log.register(parser.add_subparsers())
+    args = parser.parse_args(["log", *argv])
+    status: int = args.handler(args)
+    return status
+
+
+def test_log_lists_each_run_with_what_changed(
+    transcript: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_log(str(transcript)) == 0
+    out = capsys.readouterr().out
+    assert out == (
+        f"run 1  2025-01-28 09:00:00Z  {MONDAY.digest}  2 messages\n"
+        "  added    section AGENTS.md, section tools, fact date, fact branch\n"
+        f"run 2  2025-01-29 09:00:00Z  {TUESDAY.digest}  4 messages\n"
+        "  added    fact ticket\n"
+        "  removed  fact branch\n"
+        "  changed  section AGENTS.md, fact date\n"
+        f"run 3  2025-01-30 09:00:00Z  {WEDNESDAY.digest}  6 messages\n"
+        "  added    section ci\n"
+        "  changed  section tools\n"
+        f"run 4  2025-01-31 09:00:00Z  {WEDNESDAY.digest}  8 messages\n"
+        "  unchanged\n"
+    )
+
+
+def test_log_run_prints_the_head_and_tail_exactly_as_sent(
+    transcript: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_log(str(transcript), "--run", "3") == 0
+    out = capsys.readouterr().out
+    assert out == (
+        f"run 3  2025-01-30 09:00:00Z  {WEDNESDAY.digest}  6 messages\n"
+        "  added    section ci\n"
+        "  changed  section tools\n"
+        "\n=== head: system message before message 0 ===\n"
+        f"{WEDNESDAY.head_text}\n"
+        "\n=== tail: system message after message 5 ===\n"
+        f"{WEDNESDAY.tail_text}\n"
+    )
+
+
+def test_log_json(transcript: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_log(str(transcript), "--json") == 0
+    runs = json.loads(capsys.readouterr().out)
+    assert [r["run"] for r in runs] == [1, 2, 3, 4]
+    assert runs[1] == {
+        "run": 2,
+        "time": "2025-01-29T09:00:00Z",
+        "digest": TUESDAY.digest,
+        "messages": 4,
+        "changes": {
+            "sections": {"added": [], "removed": [], "changed": ["AGENTS.md"]},
+            "facts": {"added": ["ticket"], "removed": ["branch"], "changed": ["date"]},
+        },
+    }
+
+    assert run_log(str(transcript), "--run", "2", "--json") == 0
+    full = json.loads(capsys.readouterr().out)
+    assert full["head"] == TUESDAY.head_text
+    assert full["tail"] == TUESDAY.tail_text
+    assert full["facts"] == [["date", "2025-01-28"], ["ticket", "RC-6"]]
+    assert full["sections"] == [
+        {"position": s.position, "name": s.name, "digest": s.digest} for s in TUESDAY.sections
+    ]
+
+
+def test_log_of_a_torn_transcript_warns_and_lists_the_complete_runs(
+    transcript: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with transcript.open("ab") as file:
+        file.write(b'{"digest":"blake3:')
+    assert run_log(str(transcript)) == 0
+    captured = capsys.readouterr()
+    assert captured.out.count("\nrun ") == 3  # runs 2, 3 and 4 after run 1
+    assert "warning:" in captured.err and "the last record is torn" in captured.err
+    assert transcript.read_bytes().endswith(b'{"digest":"blake3:')  # log never repairs
+
+
+def test_log_errors_are_one_line_on_stderr_with_exit_1(
+    transcript: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if _cli_log not in cli._COMMANDS:  # until the command is wired into the CLI
+        monkeypatch.setattr(cli, "_COMMANDS", (*cli._COMMANDS, _cli_log))
+
+    assert cli.main(["log", str(transcript), "--run", "9"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"runcontext log: {transcript}: no run 9: the transcript has runs 1 to 4\n"
+
+    lines = transcript.read_bytes().splitlines(keepends=True)
+    lines[2] = b"not json\n"
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(b"".join(lines))
+    assert cli.main(["log", str(broken)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"runcontext log: {broken}:3: not JSON")
+    assert err.count("\n") == 1
+
+    assert cli.main(["log", str(tmp_path / "missing.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("runcontext log: ") and "No such file" in err
+    assert err.count("\n") == 1
+
+    assert cli.main(["log", str(transcript)]) == 0

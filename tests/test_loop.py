@@ -1,0 +1,233 @@
+"""The run loop: splice, call the backend, record the run, weigh the context."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runcontext import RunContext
+from runcontext.counters import tiktoken_counter
+from runcontext.loop import Loop, RunOutcome
+from runcontext.session import SeedMismatchError, Session
+
+SEED = {"role": "system", "content": "You are a careful coding agent."}
+AGENTS = "Keep the build green.\n" * 400
+
+
+def clock() -> datetime:
+    return datetime(2025, 1, 31, 9, 30, tzinfo=UTC)
+
+
+def context(day: str, agents: str = AGENTS) -> RunContext:
+    return RunContext(head_sections=[("AGENTS.md", agents)], facts=[("date", day)])
+
+
+class Backend:
+    """Records each request and answers with its length."""
+
+    def __init__(self) -> None:
+        self.requests: list[list[Any]] = []
+
+    def __call__(self, request: list[Any]) -> dict[str, Any]:
+        self.requests.append(request)
+        return {"role": "assistant", "content": f"saw {len(request)} messages"}
+
+
+class CountingCounter:
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def __call__(self, text: str) -> int:
+        self.texts.append(text)
+        return len(text.split())
+
+
+def test_run_splices_calls_the_backend_and_returns_the_conversation() -> None:
+    backend = Backend()
+    messages = [SEED, {"role": "user", "content": "Fix it."}]
+    snapshot = copy.deepcopy(messages)
+    ctx = context("Monday")
+
+    outcome = Loop(backend).run(messages, context=ctx)
+
+    assert backend.requests == [[ctx.head_message, *messages, ctx.tail_message]]
+    assert outcome.request is backend.requests[0]
+    assert outcome.request[1] is messages[0] and outcome.request[2] is messages[1]
+    reply = {"role": "assistant", "content": "saw 4 messages"}
+    assert outcome.reply == reply
+    assert outcome.messages == [*messages, reply]  # the conversation: never the context
+    assert outcome.messages is not messages
+    assert messages == snapshot and len(messages) == 2  # the caller's list is not mutated
+    assert outcome.context_digest == ctx.digest
+    assert outcome.context_tokens is None  # no counter: no number is invented
+    assert outcome.run is None
+
+
+def test_no_context_is_the_empty_context() -> None:
+    backend = Backend()
+    outcome = Loop(backend).run([SEED])
+    assert backend.requests == [[SEED]]
+    assert outcome.context_digest == RunContext().digest
+
+
+def test_a_session_records_the_conversation_and_one_envelope_per_run(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    session = Session.create(path, [SEED], clock=clock)
+    loop = Loop(Backend(), session=session)
+    messages: list[Any] = [SEED]
+    for day in ("Monday", "Tuesday"):
+        messages = [*messages, {"role": "user", "content": f"What day is it? ({day})"}]
+        outcome = loop.run(messages, context=context(day))
+        assert outcome.run is not None
+        assert outcome.run.digest == outcome.context_digest
+        messages = outcome.messages
+    session.close()
+
+    records = [json.loads(raw) for raw in path.read_bytes().splitlines()]
+    assert [(r["type"], r.get("index", r.get("run"))) for r in records] == [
+        ("header", None),
+        ("message", 0),
+        ("message", 1),
+        ("section", None),
+        ("run-context", 1),
+        ("message", 2),
+        ("message", 3),
+        ("run-context", 2),  # AGENTS.md is not stored again
+        ("message", 4),
+    ]
+    with Session.open(path) as reopened:
+        assert reopened.messages() == messages
+        assert [run.context for run in reopened.runs()] == [context("Monday"), context("Tuesday")]
+        assert [run.messages for run in reopened.runs()] == [2, 4]
+
+
+def test_a_session_refuses_another_conversation_before_calling_the_backend(
+    tmp_path: Path,
+) -> None:
+    backend = Backend()
+    session = Session.create(tmp_path / "s.jsonl", [SEED, {"role": "user", "content": "hi"}])
+    with pytest.raises(SeedMismatchError):
+        Loop(backend, session=session).run([{"role": "system", "content": "Someone else."}])
+    with pytest.raises(ValueError, match="has 1 messages but the transcript already records 2"):
+        Loop(backend, session=session).run([SEED])
+    assert backend.requests == []
+    session.close()
+
+
+def test_the_counter_weighs_each_distinct_context_once() -> None:
+    counter = CountingCounter()
+    loop = Loop(Backend(), counter=counter)
+    monday, tuesday = context("Monday"), context("Tuesday")
+    outcomes = [loop.run([SEED], context=ctx) for ctx in [monday] * 40 + [tuesday, monday]]
+
+    # Head and tail of Monday once, then of Tuesday once: forty runs, one count.
+    assert counter.texts == [
+        monday.head_text,
+        monday.tail_text,
+        tuesday.head_text,
+        tuesday.tail_text,
+    ]
+    weight = len(AGENTS.split()) + len(str(monday.tail_text).split())
+    assert {o.context_tokens for o in outcomes} == {weight}
+
+
+def test_a_context_with_no_text_weighs_nothing_without_calling_the_counter() -> None:
+    counter = CountingCounter()
+    assert Loop(Backend(), counter=counter).run([SEED]).context_tokens == 0
+    assert counter.texts == []
+
+
+def test_a_bad_counter_or_reply_is_refused() -> None:
+    with pytest.raises(TypeError, match="counter: expected a token count"):
+        Loop(Backend(), counter=lambda text: 1.5).run([SEED], context=context("x"))  # type: ignore[arg-type, return-value]
+    with pytest.raises(TypeError, match="reply as a message mapping with a 'role'"):
+        Loop(lambda request: "just text").run([SEED])
+    with pytest.raises(TypeError, match=r"messages\[0\]"):
+        Loop(Backend()).run(["not a message"])  # type: ignore[list-item]
+
+
+def test_arun_awaits_an_async_backend_and_records_the_run(tmp_path: Path) -> None:
+    seen: list[list[Any]] = []
+
+    async def backend(request: list[Any]) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        seen.append(request)
+        return {"role": "assistant", "content": "async reply"}
+
+    session = Session.create(tmp_path / "s.jsonl", [SEED], clock=clock)
+    counter = CountingCounter()
+    loop = Loop(backend, session=session, counter=counter)
+    messages = [SEED, {"role": "user", "content": "hi"}]
+    ctx = context("Monday")
+
+    async def main() -> list[RunOutcome]:
+        first = await loop.arun(messages, context=ctx)
+        second = await loop.arun(
+            [*first.messages, {"role": "user", "content": "again"}], context=ctx
+        )
+        return [first, second]
+
+    first, second = asyncio.run(main())
+    assert seen[0] == [ctx.head_message, *messages, ctx.tail_message]
+    assert first.messages == [*messages, {"role": "assistant", "content": "async reply"}]
+    assert len(messages) == 2
+    assert second.run is not None and second.run.number == 2
+    assert len(counter.texts) == 2  # head and tail, once for both runs
+    assert session.messages() == [*second.messages]
+    session.close()
+
+
+def test_run_refuses_an_async_backend() -> None:
+    async def backend(request: list[Any]) -> dict[str, Any]:
+        return {"role": "assistant", "content": "never"}
+
+    with pytest.raises(TypeError, match=r"await loop\.arun"):
+        Loop(backend).run([SEED])
+
+
+def test_arun_accepts_a_plain_backend() -> None:
+    outcome = asyncio.run(Loop(Backend()).arun([SEED], context=context("x")))
+    assert outcome.reply == {"role": "assistant", "content": "saw 3 messages"}
+
+
+# --- the tiktoken counter ---------------------------------------------------------------------
+
+
+def tiny_encoding() -> Any:
+    """A byte-level encoding with one merge ("ab"), built here: no BPE file to download."""
+    import tiktoken
+
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks[b"ab"] = 256
+    return tiktoken.Encoding(
+        name="tiny", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={}
+    )
+
+
+def test_the_tiktoken_counter_counts_tokens_of_a_given_encoding() -> None:
+    count = tiktoken_counter(tiny_encoding())
+    assert count("abab") == 2  # two merged "ab" tokens
+    assert count("abc d") == 4  # "ab", "c", " ", "d"
+    assert count("<|endoftext|>") == len("<|endoftext|>")  # special-looking text is ordinary
+    loop = Loop(Backend(), counter=count)
+    ctx = context("Monday", agents="ab ab")
+    expected = count(str(ctx.head_text)) + count(str(ctx.tail_text))
+    assert loop.run([SEED], context=ctx).context_tokens == expected
+
+
+def test_the_tiktoken_counter_explains_a_missing_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tiktoken", None)
+    with pytest.raises(ImportError, match=r"pip install 'runcontext\[tiktoken\]'"):
+        tiktoken_counter()
+
+
+def test_the_tiktoken_counter_refuses_a_non_encoding() -> None:
+    with pytest.raises(TypeError, match=r"encoding name or a tiktoken\.Encoding"):
+        tiktoken_counter(42)  # type: ignore[arg-type]

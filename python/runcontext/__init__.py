@@ -17,6 +17,7 @@ from runcontext._core import (
     digest_bytes,
 )
 from runcontext._splice import splice
+from runcontext.builder import ContextBuilder
 from runcontext.errors import (
     CanonicalJSONError,
     DuplicateKeyError,
@@ -29,7 +30,19 @@ from runcontext.errors import (
     RunContextValueError,
     UnsupportedTypeError,
 )
+from runcontext.fingerprint import request_fingerprint
 from runcontext.loop import Loop, RunOutcome
+from runcontext.providers import (
+    ClockProvider,
+    Contribution,
+    CwdProvider,
+    Diagnostic,
+    GitProvider,
+    InstructionsProvider,
+    PlatformProvider,
+    Provider,
+    default_providers,
+)
 from runcontext.section import Section
 from runcontext.session import (
     TRANSCRIPT_VERSION,
@@ -51,13 +64,22 @@ __all__ = [
     "MAX_DEPTH",
     "TRANSCRIPT_VERSION",
     "CanonicalJSONError",
+    "ClockProvider",
+    "ContextBuilder",
+    "Contribution",
     "ConversationMismatchError",
+    "CwdProvider",
+    "Diagnostic",
     "DuplicateKeyError",
+    "GitProvider",
+    "InstructionsProvider",
     "InvalidNumberError",
     "InvalidStringError",
     "JSONSyntaxError",
     "Loop",
     "NestingTooDeepError",
+    "PlatformProvider",
+    "Provider",
     "Run",
     "RunContext",
     "RunContextError",
@@ -79,7 +101,9 @@ __all__ = [
     "adapters",
     "canonical_json",
     "canonicalize_text",
+    "default_providers",
     "digest",
     "digest_bytes",
+    "request_fingerprint",
     "splice",
 ]

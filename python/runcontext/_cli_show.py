@@ -147,6 +147,7 @@ def _document(
                 "name": section.name,
                 "bytes": _size(section.text),
                 "digest": section.digest,
+                "text": section.text,
             }
             for section in context.sections
         ],

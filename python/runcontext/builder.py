@@ -71,9 +71,9 @@ class _DaemonPool:
             spawn = self._idle == 0
             if not spawn:
                 self._idle -= 1
-        self._tasks.put(task)
-        if spawn:
+        if spawn:  # started before the task is queued: if it cannot start, nothing is queued
             threading.Thread(target=self._work, name="runcontext-provider", daemon=True).start()
+        self._tasks.put(task)
 
     def _work(self) -> None:
         while True:
@@ -220,7 +220,8 @@ class ContextBuilder:
         for index, provider in enumerate(self._providers):
             _submit_to_queue(done, index, provider, deadline)
         outcomes: list[_Outcome | None] = [None] * len(self._providers)
-        for _ in self._providers:
+        pending = set(range(len(self._providers)))
+        while pending:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
@@ -229,6 +230,7 @@ class ContextBuilder:
             except queue.Empty:
                 break
             outcomes[index] = outcome
+            pending.discard(index)
         return self._assemble(outcomes)
 
     async def abuild(self) -> tuple[RunContext, tuple[Diagnostic, ...]]:
@@ -246,11 +248,16 @@ class ContextBuilder:
                 waiting.append(loop.create_task(_acall(provider, deadline)))
             else:
                 waiting.append(_submit_to_loop(loop, provider, deadline))
-        if waiting:
-            await asyncio.wait(waiting, timeout=max(deadline - time.monotonic(), 0.0))
+        try:
+            if waiting:
+                await asyncio.wait(waiting, timeout=max(deadline - time.monotonic(), 0.0))
+        except BaseException:  # abuild() itself cancelled: take its providers down with it
+            for future in waiting:
+                future.cancel()
+            raise
         outcomes: list[_Outcome | None] = []
         for future in waiting:
-            if future.done():
+            if future.done() and not future.cancelled():
                 outcomes.append(future.result())
             else:
                 future.cancel()
@@ -428,7 +435,10 @@ def _submit_to_queue(
     def task() -> None:
         done.put((index, context.run(_call, provider, deadline)))
 
-    _POOL.submit(task)
+    try:
+        _POOL.submit(task)
+    except RuntimeError as error:  # no thread to be had (interpreter exit, thread limit)
+        done.put((index, (False, error)))
 
 
 def _submit_to_loop(
@@ -446,5 +456,8 @@ def _submit_to_loop(
         with contextlib.suppress(RuntimeError):  # the loop has closed: nobody is waiting
             loop.call_soon_threadsafe(deliver, outcome)
 
-    _POOL.submit(task)
+    try:
+        _POOL.submit(task)
+    except RuntimeError as error:  # no thread to be had (interpreter exit, thread limit)
+        future.set_result((False, error))
     return future

@@ -287,5 +287,6 @@ class GitProvider:
             except (OSError, TimeoutError) as error:
                 diagnostics.append(("dirty-count", f"left out: {error}"))
             else:
-                facts.append(("git changes", "none" if changes == 0 else f"{changes} paths"))
+                plural = "" if changes == 1 else "s"
+                facts.append(("git changes", "none" if changes == 0 else f"{changes} path{plural}"))
         return Contribution(facts=facts, diagnostics=diagnostics)

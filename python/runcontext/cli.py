@@ -39,10 +39,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         status: int = args.handler(args)
+    except BrokenPipeError:  # e.g. `runcontext show | head`: not an error worth a message
+        return 1
     except (UsageError, ValueError, TypeError, OSError) as error:
         print(f"runcontext {args.command}: {error}", file=sys.stderr)
-        return 1
-    except BrokenPipeError:  # pragma: no cover - e.g. `runcontext show | head`
         return 1
     return status
 

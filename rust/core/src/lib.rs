@@ -7,6 +7,22 @@
 //!
 //! Front ends (the Python binding, a Rust program) convert their own values and call these;
 //! no rule of the format lives anywhere else. `docs/FORMAT.md` is the normative text.
+//!
+//! ```
+//! use runcontext_core::{canonicalize_text, digest_bytes, Entry, RunContext};
+//!
+//! let rc = RunContext::new(
+//!     vec![Entry::new("identity", Some("You are a careful agent."))],
+//!     vec![Entry::new("date", Some("2026-11-30")), Entry::new("branch", None::<String>)],
+//!     vec![],
+//! )?;
+//! assert_eq!(rc.head_text(), Some("You are a careful agent."));
+//! assert!(rc.tail_text().unwrap().starts_with("## Current context\n\n- date: 2026-11-30\n\n"));
+//! assert_eq!(rc.digest(), digest_bytes(&rc.canonical_document()));
+//!
+//! assert_eq!(canonicalize_text(br#"{"b": 1.0, "a": [1e21]}"#)?, br#"{"a":[1e+21],"b":1}"#);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod args;
 pub mod canonical;

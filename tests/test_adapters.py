@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runcontext import RunContext
+from runcontext import RunContext, splice
 from runcontext.adapters import (
     ANTHROPIC_MAX_BREAKPOINTS,
     anthropic_messages,
@@ -41,12 +42,14 @@ def same_objects(got: list[Any], sent: list[Any]) -> bool:
     return len(got) == len(sent) and all(a is b for a, b in zip(got, sent, strict=True))
 
 
-def breakpoints(body: dict[str, Any]) -> int:
-    blocks = [*body.get("system", [])]
-    for message in body["messages"]:
-        if not isinstance(message["content"], str):
-            blocks.extend(message["content"])
-    return sum(1 for block in blocks if block.get("cache_control") is not None)
+def breakpoints(value: Any) -> int:
+    """Every ``cache_control`` marker in ``value`` at any depth: the API counts nested ones."""
+    if isinstance(value, dict):
+        own = int(value.get("cache_control") is not None)
+        return own + sum(breakpoints(item) for key, item in value.items() if key != "cache_control")
+    if isinstance(value, list | tuple):
+        return sum(breakpoints(item) for item in value)
+    return 0
 
 
 # OpenAI Chat Completions
@@ -62,13 +65,29 @@ def test_openai_chat_head_first_tail_last() -> None:
     assert messages == before
 
 
+def test_openai_chat_with_system_role_is_the_splice() -> None:
+    messages = chat()
+    head_only = RunContext(head_sections=[("h", HEAD_TEXT)])
+    for context in (CONTEXT, head_only, RunContext(facts=[("a", "b")]), None):
+        request = openai_chat(messages, context)
+        assert request == splice(messages, context)
+        start = int(context is not None and context.head_text is not None)
+        assert same_objects(request[start : start + len(messages)], messages)
+
+
 def test_openai_chat_developer_role() -> None:
-    request = openai_chat(chat(), CONTEXT, role="developer")
-    assert (request[0]["role"], request[-1]["role"]) == ("developer", "developer")
+    messages = chat()
+    request = openai_chat(messages, CONTEXT, role="developer")
+    assert request[0] == {"role": "developer", "content": HEAD_TEXT}
+    assert request[-1] == {"role": "developer", "content": TAIL_TEXT}
+    assert same_objects(request[1:-1], messages)
+    tail_only = openai_chat(messages, RunContext(facts=[("a", "b")]), role="developer")
+    assert same_objects(tail_only[:-1], messages)
+    assert tail_only[-1]["role"] == "developer"
 
 
 def test_openai_chat_tail_is_last_even_after_assistant_and_tool_turns() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "ls"},
         {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function"}]},
         {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
@@ -281,16 +300,83 @@ def test_anthropic_callers_system_goes_after_the_head() -> None:
     assert body["system"] is blocks
 
 
-def test_anthropic_thinking_block_is_not_marked() -> None:
-    messages = [
+def test_anthropic_thinking_block_is_passed_over_for_the_turn_before() -> None:
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "a"},
         {"role": "assistant", "content": "b"},
         {"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": "s"}]},
         {"role": "assistant", "content": "prefill"},
     ]
     body = anthropic_messages(messages, CONTEXT)
-    assert same_objects(body["messages"][:3], messages[:3])
-    assert breakpoints(body) == 1  # only the head block
+    sent = body["messages"]
+    assert sent[1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "b", "cache_control": EPHEMERAL}],
+    }
+    assert sent[0] is messages[0]
+    assert sent[2] is messages[2]
+    assert sent[4] is messages[3]
+    assert breakpoints(body) == 2
+
+
+@pytest.mark.parametrize("blank", ["", " \n\t"])
+def test_anthropic_blank_text_is_never_marked(blank: str) -> None:
+    # The API refuses cache_control on a text block without visible text (and string content
+    # is one text block): the marker goes on the block, or the turn, before it.
+    blocks = [{"type": "text", "text": "Read"}, {"type": "text", "text": blank}]
+    messages = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+    body = anthropic_messages([*messages, {"role": "user", "content": blocks}], CONTEXT)
+    marked = body["messages"][2]["content"]
+    assert marked[0] == {"type": "text", "text": "Read", "cache_control": EPHEMERAL}
+    assert marked[1] is blocks[1]
+    assert breakpoints(body) == 2
+
+    body = anthropic_messages([*messages, {"role": "user", "content": blank}], CONTEXT)
+    sent = body["messages"]
+    assert sent[1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "b", "cache_control": EPHEMERAL}],
+    }
+    assert sent[2] == {"role": "user", "content": blank}  # the caller's, untouched
+    assert breakpoints(body) == 2
+
+
+def test_anthropic_nothing_markable_means_only_the_head_breakpoint() -> None:
+    messages = [{"role": "user", "content": ""}, {"role": "assistant", "content": "prefill"}]
+    body = anthropic_messages(messages, CONTEXT)
+    assert same_objects([body["messages"][0], body["messages"][2]], messages)
+    assert body["system"][0]["cache_control"] == EPHEMERAL
+    assert breakpoints(body) == 1
+
+
+def test_anthropic_marker_scan_stops_at_a_callers_marker() -> None:
+    # The caller's marker already ends a cached prefix; nothing is added after it in the scan.
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [block(True)]},
+        {"role": "assistant", "content": [{"type": "text", "text": ""}]},
+        {"role": "assistant", "content": "prefill"},
+    ]
+    body = anthropic_messages(messages, CONTEXT)
+    assert same_objects([m for m in body["messages"] if m["role"] == "assistant"], messages[1:])
+    assert body["messages"][0] is messages[0]
+    assert breakpoints(body) == 2  # the caller's and the head's
+
+
+@pytest.mark.parametrize("system", ["", "  \n"])
+def test_anthropic_blank_system_string_adds_no_empty_block(system: str) -> None:
+    body = anthropic_messages(chat(), CONTEXT, system=system)
+    assert body["system"] == [{"type": "text", "text": HEAD_TEXT, "cache_control": EPHEMERAL}]
+    assert anthropic_messages(chat(), None, system=system)["system"] is system
+
+
+def test_anthropic_markers_are_new_dicts_each_time() -> None:
+    body = anthropic_messages([{"role": "user", "content": "hello"}], CONTEXT)
+    head_marker = body["system"][0]["cache_control"]
+    conversation_marker = body["messages"][0]["content"][0]["cache_control"]
+    assert head_marker is not conversation_marker
+    head_marker["ttl"] = "1h"
+    again = anthropic_messages([{"role": "user", "content": "hello"}], CONTEXT)
+    assert again["system"][0]["cache_control"] == EPHEMERAL
 
 
 def block(marked: bool) -> dict[str, Any]:
@@ -328,6 +414,133 @@ def test_anthropic_breakpoint_budget(
     assert (last is not messages[-1]) is conversation_marked
     assert same_objects(body["messages"][:-2], messages[:-1])
     assert messages == before
+
+
+def marked_text() -> dict[str, Any]:
+    return {"type": "text", "text": "nested", "cache_control": EPHEMERAL}
+
+
+# Shapes from the anthropic SDK's param types in which a block holds blocks that can each
+# carry their own marker; every one of them counts toward the API's four.
+def tool_result() -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": "t1", "content": [marked_text()]}
+
+
+def search_result() -> dict[str, Any]:
+    return {
+        "type": "search_result",
+        "source": "https://example.com",
+        "title": "t",
+        "content": [marked_text()],
+    }
+
+
+def document_from_blocks() -> dict[str, Any]:
+    return {"type": "document", "source": {"type": "content", "content": [marked_text()]}}
+
+
+def search_result_in_tool_result() -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": "t1", "content": [search_result()]}
+
+
+def web_fetch_document() -> dict[str, Any]:
+    return {
+        "type": "web_fetch_tool_result",
+        "tool_use_id": "t1",
+        "content": {
+            "type": "web_fetch_result",
+            "url": "https://example.com",
+            "content": {
+                "type": "document",
+                "source": {"type": "text", "media_type": "text/plain", "data": "d"},
+                "cache_control": EPHEMERAL,
+            },
+        },
+    }
+
+
+def tool_references() -> dict[str, Any]:
+    return {
+        "type": "tool_search_tool_result",
+        "tool_use_id": "t1",
+        "content": {
+            "type": "tool_search_tool_search_result",
+            "tool_references": [
+                {"type": "tool_reference", "tool_name": "x", "cache_control": EPHEMERAL}
+            ],
+        },
+    }
+
+
+NESTED_BLOCKS: dict[str, Callable[[], dict[str, Any]]] = {
+    function.__name__: function
+    for function in (
+        tool_result,
+        search_result,
+        document_from_blocks,
+        search_result_in_tool_result,
+        web_fetch_document,
+        tool_references,
+    )
+}
+
+
+@pytest.mark.parametrize("shape", sorted(NESTED_BLOCKS))
+def test_anthropic_nested_markers_count_toward_the_four(shape: str) -> None:
+    nested = NESTED_BLOCKS[shape]
+    assert breakpoints(nested()) == 1
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [nested()]},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "last"},
+    ]
+    before = copy.deepcopy(messages)
+    # 1 nested + 2 reserved = 3: only the conversation breakpoint fits.
+    body = anthropic_messages(messages, CONTEXT, reserved_breakpoints=2)
+    assert breakpoints(body) == 2
+    assert "cache_control" not in body["system"][0]
+    assert body["messages"][2]["content"][0]["cache_control"] == EPHEMERAL
+    # 1 nested + 3 reserved = 4: nothing added.
+    body = anthropic_messages(messages, CONTEXT, reserved_breakpoints=3)
+    assert breakpoints(body) == 1
+    assert same_objects(body["messages"][:-1], messages)
+    # Two nested + 3 reserved = 5: refused before anything is sent.
+    crowded = [{"role": "user", "content": [nested(), nested()]}]
+    with pytest.raises(ValueError, match=r"already has 5 .*\(0 in system, 2 in messages, 3 res"):
+        anthropic_messages(crowded, CONTEXT, reserved_breakpoints=3)
+    assert messages == before
+
+
+def test_anthropic_marker_on_a_tool_result_with_marked_content_counts_both() -> None:
+    result = tool_result()
+    messages = [{"role": "user", "content": [result]}]
+    body = anthropic_messages(messages, CONTEXT, system=[block(True)], reserved_breakpoints=1)
+    # 1 system + 1 nested + 1 reserved = 3: the tool_result gets the fourth, the head none.
+    assert body["messages"][0]["content"][0] == {**result, "cache_control": EPHEMERAL}
+    assert "cache_control" not in body["system"][0]
+    assert breakpoints(body) + 1 == ANTHROPIC_MAX_BREAKPOINTS
+
+
+def test_anthropic_cache_control_key_in_tool_input_is_data() -> None:
+    # tool_use `input` is the model's free-form arguments: a key named cache_control is not a
+    # breakpoint, so it does not use up the budget.
+    tool_use = {
+        "type": "tool_use",
+        "id": "t1",
+        "name": "configure",
+        "input": {"cache_control": {"type": "ephemeral"}, "more": [{"cache_control": 1}] * 4},
+    }
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "set it up"},
+        {"role": "assistant", "content": [tool_use]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}],
+        },
+    ]
+    body = anthropic_messages(messages, CONTEXT, reserved_breakpoints=2)
+    assert body["system"][0]["cache_control"] == EPHEMERAL
+    assert body["messages"][2]["content"][0]["cache_control"] == EPHEMERAL
 
 
 def test_anthropic_caller_mark_on_the_last_turn_is_reused_not_doubled() -> None:
@@ -433,35 +646,83 @@ def test_anthropic_errors(kwargs: dict[str, Any], error: type[Exception], messag
         anthropic_messages(context=CONTEXT, **kwargs)
 
 
-marks = st.lists(st.booleans(), min_size=1, max_size=4)
+def blank(text: Any) -> bool:
+    return isinstance(text, str) and not text.strip()
+
+
+def expected_mark(messages: list[dict[str, Any]], at: int) -> int | None:
+    """Where the conversation breakpoint should go: the last block before ``at`` that can
+    carry one, unless a caller's marker comes first (the reference for the property below)."""
+    for index in reversed(range(at)):
+        content = messages[index]["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for candidate in reversed(blocks):
+            if candidate.get("cache_control") is not None:
+                return None
+            unmarkable = candidate["type"] == "thinking"
+            if not unmarkable and not (candidate["type"] == "text" and blank(candidate["text"])):
+                return index
+    return None
+
+
+def without_markers(content: Any) -> list[dict[str, Any]]:
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    return [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks]
+
+
+content_blocks = st.one_of(
+    st.builds(block, st.booleans()),
+    st.builds(lambda text: {"type": "text", "text": text}, st.sampled_from(["", " ", "\n"])),
+    st.just({"type": "thinking", "thinking": "t", "signature": "s"}),
+    st.builds(  # a tool_result whose own content may hold markers
+        lambda marked, inner: {
+            "type": "tool_result",
+            "tool_use_id": "t",
+            "content": [block(m) for m in inner],
+            **({"cache_control": EPHEMERAL} if marked else {}),
+        },
+        st.booleans(),
+        st.lists(st.booleans(), max_size=2),
+    ),
+)
+turn_content = st.one_of(
+    st.sampled_from(["", "  ", "plain"]), st.lists(content_blocks, min_size=1, max_size=4)
+)
 
 
 @given(
-    turns=st.lists(marks, min_size=1, max_size=6),
+    turns=st.lists(turn_content, min_size=1, max_size=6),
     system=st.lists(st.booleans(), max_size=3),
     reserved=st.integers(min_value=0, max_value=4),
     prefill=st.booleans(),
     tail_role=st.sampled_from(["user", "system"]),
 )
 def test_property_anthropic_never_exceeds_four_and_never_touches_the_caller(
-    turns: list[list[bool]], system: list[bool], reserved: int, prefill: bool, tail_role: str
+    turns: list[Any], system: list[bool], reserved: int, prefill: bool, tail_role: str
 ) -> None:
-    messages: list[dict[str, Any]] = []
-    for i, turn in enumerate(turns):
-        messages.append(
-            {"role": "user" if i % 2 == 0 else "assistant", "content": [block(m) for m in turn]}
-        )
+    messages: list[dict[str, Any]] = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": turn}
+        for i, turn in enumerate(turns)
+    ]
     if prefill:
         messages.append({"role": "assistant", "content": "Sure"})
     system_blocks = [block(m) for m in system]
-    used = sum(map(sum, turns)) + sum(system) + reserved
+    callers = breakpoints(messages) + breakpoints(system_blocks)
+    used = callers + reserved
     before = copy.deepcopy((messages, system_blocks))
-    call = lambda: anthropic_messages(  # noqa: E731
-        messages, CONTEXT, system=system_blocks, reserved_breakpoints=reserved, tail_role=tail_role
-    )
+
+    def call() -> dict[str, Any]:
+        return anthropic_messages(
+            messages,
+            CONTEXT,
+            system=system_blocks,
+            reserved_breakpoints=reserved,
+            tail_role=tail_role,
+        )
+
     at = len(messages) - 1 if messages[-1]["role"] == "assistant" else len(messages)
     if used > ANTHROPIC_MAX_BREAKPOINTS:
-        with pytest.raises(ValueError, match="cache_control breakpoints"):
+        with pytest.raises(ValueError, match=f"already has {used} cache_control breakpoints"):
             call()
         return
     if tail_role == "system" and messages[at - 1]["role"] != "user":
@@ -469,20 +730,47 @@ def test_property_anthropic_never_exceeds_four_and_never_touches_the_caller(
             call()
         return
     body = call()
-    assert breakpoints(body) + reserved <= ANTHROPIC_MAX_BREAKPOINTS
-    assert breakpoints(body) >= used - reserved  # the caller's breakpoints all survive
     assert (messages, system_blocks) == before
     sent = body["messages"]
     assert sent[at]["role"] == tail_role
-    assert sent[at]["content"][0]["text"] == TAIL_TEXT
+    assert sent[at]["content"] == [{"type": "text", "text": TAIL_TEXT}]
+
+    # Exactly where the budget allows: the conversation breakpoint first, then the head's.
+    budget = ANTHROPIC_MAX_BREAKPOINTS - used
+    mark_at = expected_mark(messages, at) if budget else None
+    head_marked = budget - (mark_at is not None) > 0
+    assert ("cache_control" in body["system"][0]) is head_marked
+    assert breakpoints(body) == callers + (mark_at is not None) + head_marked
+    assert breakpoints(body) + reserved <= ANTHROPIC_MAX_BREAKPOINTS
+
     rest = [*sent[:at], *sent[at + 1 :]]
     changed = [i for i, (a, b) in enumerate(zip(rest, messages, strict=True)) if a is not b]
-    assert changed in ([], [at - 1])
-    for i in changed:  # the one copy differs from the caller's only by the marker
-        stripped = [
-            {k: v for k, v in b.items() if k != "cache_control"} for b in rest[i]["content"]
-        ]
-        original = [
-            {k: v for k, v in b.items() if k != "cache_control"} for b in messages[i]["content"]
-        ]
-        assert stripped == original
+    assert changed == ([] if mark_at is None else [mark_at])
+    for i in changed:  # the one copy differs from the caller's only by one marker, on text
+        assert without_markers(rest[i]["content"]) == without_markers(messages[i]["content"])
+        assert breakpoints(rest[i]) == breakpoints(messages[i]) + 1
+        for new in rest[i]["content"]:
+            if new.get("cache_control") is not None and new["type"] == "text":
+                assert not blank(new["text"])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda context: openai_chat(chat(), context),
+        lambda context: openai_chat(chat(), context, role="developer"),
+        lambda context: openai_responses(chat(), context),
+        lambda context: anthropic_messages(chat(), context),
+    ],
+)
+def test_every_adapter_refuses_a_context_that_is_not_a_runcontext(call: Any) -> None:
+    with pytest.raises(TypeError, match=r"^context: expected a runcontext\.RunContext or None"):
+        call({"clock": "now"})
+
+
+def test_a_block_that_contains_itself_is_refused_not_walked_forever() -> None:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": "t", "content": []}
+    block["content"].append(block)
+    messages = [{"role": "user", "content": [block]}]
+    with pytest.raises(ValueError, match="nests deeper than 512 levels"):
+        anthropic_messages(messages, RunContext(facts=[("date", "d")]))

@@ -18,9 +18,10 @@ import unicodedata
 from decimal import Decimal
 from typing import Any
 
-import gen_runcontext_vectors
 import pytest
 from blake3 import blake3
+
+import gen_runcontext_vectors
 from reference.jcs import canonical_json, digest, digest_bytes
 from reference.runcontext import (
     CLOSING_TEXT,

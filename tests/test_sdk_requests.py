@@ -242,3 +242,85 @@ def test_anthropic_prefill_and_system_tail_bytes(server: HTTPServer) -> None:
     assert sent_messages[-1] == messages[-1]
     assert sent_messages[:3] == messages[:3]
     assert b"cache_control" not in body
+
+
+def test_anthropic_prefill_with_cache_bytes(server: HTTPServer) -> None:
+    client = anthropic_client(server)
+    result_block = {"type": "text", "text": "2 failed", "cache_control": {"type": "ephemeral"}}
+    messages: list[dict[str, Any]] = [
+        *conversation()[:2],
+        {"role": "user", "content": "Run the tests."},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "pytest", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [result_block]}],
+        },
+        {"role": "assistant", "content": "Here is the diff:"},
+    ]
+    tools = [
+        {
+            "name": "pytest",
+            "input_schema": {"type": "object", "properties": {}},
+            "cache_control": {"type": "ephemeral"},
+        }
+    ]
+    before = canonical(messages)
+    ids = [id(m) for m in messages]
+    for turn in (1, 2):
+        client.messages.create(
+            model="claude-test",
+            max_tokens=64,
+            tools=tools,  # type: ignore[arg-type]
+            **anthropic_messages(messages, facts(turn), reserved_breakpoints=1),
+        )
+    first, second = sent(server)
+    assert canonical(messages) == before
+    assert [id(m) for m in messages] == ids
+    body = json.loads(first)
+    marker = {"type": "ephemeral"}
+    sent_messages = body["messages"]
+    # The tail goes just before the prefill, which stays last and byte-identical.
+    assert [m["role"] for m in sent_messages] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "user",
+        "assistant",
+    ]
+    assert sent_messages[-2] == {
+        "role": "user",
+        "content": [{"type": "text", "text": facts(1).tail_text}],
+    }
+    assert sent_messages[-1] == messages[-1]
+    # The SDK wrote exactly the adapter's body; the caller's turns go out byte for byte, and
+    # the tail's bytes are followed directly by the prefill's, which end the conversation.
+    adapted = anthropic_messages(messages, facts(1), reserved_breakpoints=1)
+    assert first == canonical(
+        {
+            "max_tokens": 64,
+            "messages": adapted["messages"],
+            "model": "claude-test",
+            "system": adapted["system"],
+            "tools": tools,
+        }
+    )
+    assert canonical(messages[:4])[1:-1] in first
+    assert canonical([sent_messages[-2], messages[-1]])[1:] + b',"model"' in first
+    # Markers: the tool's and the nested one (the caller's), one on the tool_result (the last
+    # block before the tail), one on the head. Four in all, the API's limit.
+    assert sent_messages[:4] == messages[:4]
+    assert sent_messages[4] == {
+        "role": "user",
+        "content": [{**messages[4]["content"][0], "cache_control": marker}],
+    }
+    assert body["system"] == [{"type": "text", "text": facts(1).head_text, "cache_control": marker}]
+    assert first.count(b'"cache_control"') == 4
+    # Both turns share every byte up to the tail message.
+    tail_at = first.index(b'{"role":"user","content":[{"type":"text","text":"## Current context')
+    assert first[:tail_at] == second[:tail_at]
+    assert first[tail_at:] != second[tail_at:]

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from runcontext import RunContext
-from runcontext._splice import check_messages, splice
+from runcontext._splice import check_context, check_messages, splice
 
 HEAD = [("instructions", "You are a careful assistant.")]
 FACTS = [("clock", "2025-06-01T09:00:00Z"), ("branch", "main")]
@@ -112,6 +112,21 @@ def test_check_messages_names_the_argument() -> None:
         check_messages([{}], argument="input")
     messages = conversation()
     assert check_messages(messages) is messages
+
+
+@pytest.mark.parametrize(
+    ("context", "kind"),
+    [({"x": 1}, "dict"), ("facts", "str"), ([("h", "x")], "list"), (RunContext, "type")],
+)
+def test_a_context_that_is_not_a_runcontext_is_refused(context: Any, kind: str) -> None:
+    message = rf"^context: expected a runcontext\.RunContext or None, got {kind}$"
+    with pytest.raises(TypeError, match=message):
+        splice(conversation(), context)
+    with pytest.raises(TypeError, match=message):
+        check_context(context)
+    context = RunContext(facts=FACTS)
+    assert check_context(context) is context
+    assert check_context(None) is None
 
 
 def test_iterators_are_refused_not_consumed() -> None:

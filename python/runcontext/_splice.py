@@ -7,7 +7,7 @@ from typing import Any
 
 from runcontext._core import RunContext
 
-__all__ = ["check_messages", "splice"]
+__all__ = ["check_context", "check_messages", "splice"]
 
 
 def check_messages(messages: object, *, argument: str = "messages") -> Sequence[Any]:
@@ -30,14 +30,25 @@ def check_messages(messages: object, *, argument: str = "messages") -> Sequence[
     return messages
 
 
+def check_context(context: object) -> RunContext | None:
+    """Return ``context`` if it is a :class:`RunContext` or ``None``; else raise ``TypeError``."""
+    if context is not None and not isinstance(context, RunContext):
+        raise TypeError(
+            f"context: expected a runcontext.RunContext or None, got {type(context).__name__}"
+        )
+    return context
+
+
 def splice(messages: Sequence[Mapping[str, Any]], context: RunContext | None) -> list[Any]:
     """Return ``[head_message, *messages, tail_message]``, leaving out whichever is ``None``.
 
     The input is not mutated and every message in the result *is* the caller's object: the
     cost is one new list of references. ``context=None`` returns a new list of the same
-    messages.
+    messages. Raises ``TypeError`` for messages that are not a sequence of mappings with a
+    ``role`` (naming the index) and for a ``context`` that is not a ``RunContext`` or ``None``.
     """
     check_messages(messages)
+    context = check_context(context)
     if context is None:
         return list(messages)
     head, tail = context.head_message, context.tail_message

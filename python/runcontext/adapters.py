@@ -8,11 +8,11 @@ that is a new dict. The reasons behind each placement are in ``docs/PLACEMENT.md
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NoReturn
 
-from runcontext._core import RunContext
-from runcontext._splice import check_messages
+from runcontext._core import MAX_DEPTH, RunContext
+from runcontext._splice import check_context, check_messages, splice
 
 __all__ = [
     "ANTHROPIC_MAX_BREAKPOINTS",
@@ -37,11 +37,14 @@ OPENAI_RESPONSES_TAIL_ROLE = "developer"
 ANTHROPIC_ROLES = frozenset({"user", "assistant", "system"})
 # `user` works on every model; `system` only on the models that accept a system turn there.
 ANTHROPIC_TAIL_ROLES = ("user", "system")
-# The Messages API rejects a request with more than four `cache_control` breakpoints in total
-# (tools, system and messages together).
+# The Messages API rejects a request with more than four `cache_control` breakpoints in total:
+# tools, system, messages, blocks nested in blocks, and the top-level `cache_control` parameter.
 ANTHROPIC_MAX_BREAKPOINTS = 4
-# Blocks the API refuses a `cache_control` marker on.
+# Blocks the API refuses a `cache_control` marker on (so does a text block with no visible text).
 _UNMARKABLE_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+# Keys of a block whose value is free-form JSON (the tool arguments of `tool_use` and
+# `server_tool_use`): a "cache_control" key in there is data, not a breakpoint.
+_FREE_FORM_KEYS = frozenset({"input"})
 
 
 def openai_chat(
@@ -57,12 +60,13 @@ def openai_chat(
     turn, so OpenAI's automatic prefix cache keeps hitting; only the tail changes.
     """
     _check_choice("role", role, OPENAI_CONTEXT_ROLES)
-    _check_roles(check_messages(messages), OPENAI_CHAT_ROLES, "messages", "OpenAI Chat")
-    head, tail = _texts(context)
-    request: list[Any] = [] if head is None else [{"role": role, "content": head}]
-    request.extend(messages)
-    if tail is not None:
-        request.append({"role": role, "content": tail})
+    request = splice(messages, context)  # checks the messages' shape and the context
+    _check_roles(messages, OPENAI_CHAT_ROLES, "messages", "OpenAI Chat")
+    if role != "system" and context is not None:  # splice's head and tail, under `role`
+        if context.head_text is not None:
+            request[0] = {"role": role, "content": context.head_text}
+        if context.tail_text is not None:
+            request[-1] = {"role": role, "content": context.tail_text}
     return request
 
 
@@ -111,10 +115,13 @@ def anthropic_messages(
     With ``cache=True`` a ``cache_control`` breakpoint goes on the last block of the last
     conversation message before the tail (the cached prefix then covers head and conversation)
     and another on the head block, as far as the budget of four allows once the caller's own
-    breakpoints are counted: those in ``system`` and ``messages``, plus ``reserved_breakpoints``
-    for any set where this function cannot see them (tools). The conversation breakpoint comes
-    first; with three already used only it is added, with four none. The caller's breakpoints
-    are never moved or removed.
+    breakpoints are counted: those in ``system`` and ``messages`` (blocks nested in a
+    ``tool_result`` or ``search_result`` included), plus ``reserved_breakpoints`` for any set
+    where this function cannot see them (tool definitions, the top-level ``cache_control``
+    parameter). The conversation breakpoint comes first; with three already used only it is
+    added, with four none. A block that cannot carry a marker (thinking, or text with no visible
+    text) is passed over for the block before it. The caller's breakpoints are never moved or
+    removed.
     """
     _check_choice("tail_role", tail_role, ANTHROPIC_TAIL_ROLES)
     if type(reserved_breakpoints) is not int:
@@ -158,10 +165,11 @@ def anthropic_messages(
 
     request: list[Any] = list(messages)
     budget = ANTHROPIC_MAX_BREAKPOINTS - used
-    if cache and at and budget:
-        marked = _marked(messages[at - 1])
-        if marked is not None:
-            request[at - 1] = marked
+    if cache and budget:
+        found = _conversation_breakpoint(messages, at)
+        if found is not None:
+            index, marked = found
+            request[index] = marked
             budget -= 1
     if tail is not None:
         request.insert(at, {"role": tail_role, "content": [{"type": "text", "text": tail}]})
@@ -170,7 +178,7 @@ def anthropic_messages(
     if head is not None:
         head_block: dict[str, Any] = {"type": "text", "text": head}
         if cache and budget:
-            head_block["cache_control"] = {"type": "ephemeral"}
+            head_block["cache_control"] = _marker()
         body["system"] = [head_block, *system_blocks]
     elif system is not None:
         body["system"] = system
@@ -187,12 +195,9 @@ def _check_choice(argument: str, value: object, choices: tuple[str, ...]) -> Non
 
 
 def _texts(context: RunContext | None) -> tuple[str | None, str | None]:
+    context = check_context(context)
     if context is None:
         return None, None
-    if not isinstance(context, RunContext):
-        raise TypeError(
-            f"context: expected a runcontext.RunContext or None, got {type(context).__name__}"
-        )
     return context.head_text, context.tail_text
 
 
@@ -274,16 +279,48 @@ def _count_breakpoints(blocks: object, where: str) -> int:
             raise TypeError(
                 f"{where}[{index}]: expected a content block mapping, got {type(block).__name__}"
             )
-        if block.get("cache_control") is not None:
-            count += 1
+        count += _breakpoints_in(block)
+    return count
+
+
+def _breakpoints_in(block: Mapping[str, Any]) -> int:
+    """Count the markers on ``block`` and on every block nested inside it.
+
+    Blocks nest, and the API counts a marker at any depth: a ``tool_result`` or
+    ``search_result`` holds a ``content`` list of blocks, a ``document`` a ``source`` whose
+    ``content`` is blocks, a ``web_fetch_tool_result`` a document, a ``tool_search_tool_result``
+    ``tool_references``. Rather than follow each of those shapes (and miss the next one the API
+    adds), walk every nested mapping and list, skipping only the free-form tool ``input``.
+    """
+    count = 0
+    # Depth-bounded like canonical JSON, so a block that contains itself is refused rather
+    # than walked forever.
+    pending: list[tuple[Any, int]] = [(block, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(
+                f"a content block nests deeper than {MAX_DEPTH} levels (or contains itself)"
+            )
+        if isinstance(value, Mapping):
+            if value.get("cache_control") is not None:
+                count += 1
+            children: Iterable[Any] = (
+                item for key, item in value.items() if key not in _FREE_FORM_KEYS
+            )
+        else:  # a list or tuple
+            children = value
+        pending.extend(
+            (item, depth + 1) for item in children if isinstance(item, Mapping | list | tuple)
+        )
     return count
 
 
 def _system_blocks(system: object) -> list[Any]:
     if system is None:
         return []
-    if isinstance(system, str):
-        return [{"type": "text", "text": system}]
+    if isinstance(system, str):  # the API refuses a text block with no visible text
+        return [{"type": "text", "text": system}] if system.strip() else []
     if isinstance(system, bytes | bytearray) or not isinstance(system, Sequence):
         raise TypeError(
             f"system: expected a string or a list of text blocks, got {type(system).__name__}"
@@ -291,19 +328,43 @@ def _system_blocks(system: object) -> list[Any]:
     return list(system)
 
 
-def _marked(message: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Return a copy of ``message`` whose last block carries ``cache_control``.
+def _conversation_breakpoint(
+    messages: Sequence[Mapping[str, Any]], at: int
+) -> tuple[int, dict[str, Any]] | None:
+    """Return the index of the message the conversation breakpoint goes on, and its marked copy.
 
-    ``None`` when no new breakpoint is needed or allowed: the block is already marked, the
-    content is empty, or the last block is a thinking block the API refuses a marker on.
+    The breakpoint goes on the last block before ``at`` that can carry one, scanning back
+    across blocks and then messages: the API refuses a marker on a thinking block and on text
+    with no visible text (which string content ``""`` would become). ``None`` when a caller's
+    marker is reached first (it already ends a cached prefix there) or no block qualifies. The
+    copy is a new dict with a new content list; its other blocks are the caller's objects.
     """
-    content = message["content"]
-    marker = {"type": "ephemeral"}
-    if isinstance(content, str):
-        return {**message, "content": [{"type": "text", "text": content, "cache_control": marker}]}
-    if not content:
-        return None
-    last = content[-1]
-    if last.get("cache_control") is not None or last.get("type") in _UNMARKABLE_BLOCKS:
-        return None
-    return {**message, "content": [*content[:-1], {**last, "cache_control": marker}]}
+    for index in range(at - 1, -1, -1):
+        message = messages[index]
+        content = message["content"]
+        if isinstance(content, str):
+            if not content.strip():
+                continue
+            block = {"type": "text", "text": content, "cache_control": _marker()}
+            return index, {**message, "content": [block]}
+        for position in range(len(content) - 1, -1, -1):
+            block = content[position]
+            if block.get("cache_control") is not None:
+                return None
+            if _markable(block):
+                marked = [*content]
+                marked[position] = {**block, "cache_control": _marker()}
+                return index, {**message, "content": marked}
+    return None
+
+
+def _marker() -> dict[str, Any]:
+    return {"type": "ephemeral"}  # a new dict each time: the caller may edit one (say, a ttl)
+
+
+def _markable(block: Mapping[str, Any]) -> bool:
+    kind = block.get("type")
+    if kind in _UNMARKABLE_BLOCKS:
+        return False
+    text = block.get("text")
+    return kind != "text" or not isinstance(text, str) or bool(text.strip())

@@ -3,7 +3,8 @@
     python benches/bench_session.py
 
 Prints medians (records/s, bytes, ms) and ratios:
-- append throughput of ``message`` records, with and without ``durable=True`` (fsync each);
+- append throughput of ``message`` records, with and without ``durable=True`` (one fsync per
+  append), and of whole runs (``record_run``: message, envelope, reply; still one fsync);
 - a 1,000-run transcript with a constant 8 KB AGENTS.md and a fact that changes each run,
   against the same conversation with each run's rendered context stored inline;
 - the time to open that transcript (parse, check canonical form, rebuild and verify every
@@ -66,6 +67,22 @@ def append_rate(directory: Path, *, durable: bool, count: int, repeat: int = 5) 
     return statistics.median(rates)
 
 
+def run_rate(directory: Path, *, durable: bool, count: int, repeat: int = 5) -> float:
+    """Median runs recorded per second (three records each: message, envelope, reply)."""
+    rates = []
+    for sample in range(repeat):
+        path = directory / f"runs-{durable}-{sample}.jsonl"
+        conversation: list[dict[str, str]] = [SEED]
+        with Session.create(path, conversation, durable=durable, clock=clock) as session:
+            start = time.perf_counter()
+            for n in range(count):
+                conversation.append(user(n))
+                session.record_run(conversation, context(n), reply(n))
+                conversation.append(reply(n))
+            rates.append(count / (time.perf_counter() - start))
+    return statistics.median(rates)
+
+
 def build_transcript(path: Path) -> None:
     conversation: list[dict[str, str]] = [SEED]
     with Session.create(path, conversation, clock=clock) as session:
@@ -100,6 +117,12 @@ def main() -> None:
         print("append throughput (message records of ~250 bytes, median of 5)")
         print(f"  durable=False  {fast:12,.0f} records/s")
         print(f"  durable=True   {durable:12,.0f} records/s   ({fast / durable:.0f}× slower)")
+        fast_runs = run_rate(directory, durable=False, count=1_000)
+        durable_runs = run_rate(directory, durable=True, count=200)
+        print("record_run throughput (3 records a run, one fsync a run when durable, median of 5)")
+        print(f"  durable=False  {fast_runs:12,.0f} runs/s")
+        slower = fast_runs / durable_runs
+        print(f"  durable=True   {durable_runs:12,.0f} runs/s   ({slower:.0f}× slower)")
 
         transcript, inline = directory / "transcript.jsonl", directory / "inline.jsonl"
         build_transcript(transcript)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -85,11 +87,27 @@ def test_log_run_prints_the_head_and_tail_exactly_as_sent(
         f"run 3  2025-01-30 09:00:00Z  {WEDNESDAY.digest}  6 messages\n"
         "  added    section ci\n"
         "  changed  section tools\n"
-        "\n=== head: system message before message 0 ===\n"
+        "\n=== head ===\n"
         f"{WEDNESDAY.head_text}\n"
-        "\n=== tail: system message after message 5 ===\n"
+        "\n=== tail ===\n"
         f"{WEDNESDAY.tail_text}\n"
     )
+
+
+def test_log_run_says_when_there_is_no_head_or_tail(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bare.jsonl"
+    with Session.create(path, [SEED], clock=ticking_clock()) as session:
+        session.record_run([SEED], RunContext(head_sections=[("AGENTS.md", AGENTS)]))
+        session.record_run([SEED], RunContext(facts=[("date", "2025-01-28")]))
+    assert run_log(str(path), "--run", "1") == 0
+    out = capsys.readouterr().out
+    assert out.endswith(f"\n=== head ===\n{AGENTS}\n\n=== tail: none ===\n")
+    assert run_log(str(path), "--run", "2") == 0
+    out = capsys.readouterr().out
+    assert "\n=== head: none ===\n\n=== tail ===\n" in out
+    assert "date: 2025-01-28" in out.split("=== tail ===")[1]
 
 
 def test_log_json(transcript: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -129,15 +147,28 @@ def test_log_of_a_torn_transcript_warns_and_lists_the_complete_runs(
     assert transcript.read_bytes().endswith(b'{"digest":"blake3:')  # log never repairs
 
 
+def test_log_does_not_wait_for_a_writer_holding_the_lock(
+    transcript: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with transcript.open("ab", buffering=0) as writer:
+        fcntl.flock(writer, fcntl.LOCK_EX)  # a writer stopped in the middle of an append
+        writer.write(b'{"digest":"blake3:')
+        finished: list[int] = []
+        reader = threading.Thread(target=lambda: finished.append(run_log(str(transcript))))
+        reader.start()
+        reader.join(timeout=30)  # a guard, not a timing: a waiting reader never finishes
+        assert finished == [0], "runcontext log waited for the writer's lock"
+    captured = capsys.readouterr()
+    assert captured.out.count("\nrun ") == 3
+    assert captured.err == ""  # an append in progress is not a torn line
+
+
 def test_log_errors_are_one_line_on_stderr_with_exit_1(
     transcript: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    if _cli_log not in cli._COMMANDS:  # until the command is wired into the CLI
-        monkeypatch.setattr(cli, "_COMMANDS", (*cli._COMMANDS, _cli_log))
-
+    assert _cli_log in cli._COMMANDS
     assert cli.main(["log", str(transcript), "--run", "9"]) == 1
     err = capsys.readouterr().err
     assert err == f"runcontext log: {transcript}: no run 9: the transcript has runs 1 to 4\n"

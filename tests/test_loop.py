@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import json
 import sys
+import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from runcontext import RunContext
+from runcontext import RunContext, adapters
 from runcontext.counters import tiktoken_counter
 from runcontext.loop import Loop, RunOutcome
-from runcontext.session import SeedMismatchError, Session
+from runcontext.session import (
+    ConversationMismatchError,
+    SeedMismatchError,
+    Session,
+    TornTranscriptError,
+)
 
 SEED = {"role": "system", "content": "You are a careful coding agent."}
 AGENTS = "Keep the build green.\n" * 400
@@ -119,6 +126,146 @@ def test_a_session_refuses_another_conversation_before_calling_the_backend(
         Loop(backend, session=session).run([SEED])
     assert backend.requests == []
     session.close()
+
+
+# --- nothing is spent on a run that cannot be recorded -----------------------------------------
+
+
+def test_a_read_only_session_is_refused_before_calling_the_backend(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    Session.create(path, [SEED]).close()
+    backend = Backend()
+    with (
+        Session.open(path, writable=False) as session,
+        pytest.raises(ValueError, match="the session is read-only"),
+    ):
+        Loop(backend, session=session).run([SEED, {"role": "user", "content": "hi"}])
+    with Session.open(path, writable=False) as session:
+        loop = Loop(backend, session=session)
+        with pytest.raises(ValueError, match="the session is read-only"):
+            asyncio.run(loop.arun([SEED, {"role": "user", "content": "hi"}]))
+    assert backend.requests == []
+
+
+def test_a_torn_transcript_is_refused_before_calling_the_backend(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    Session.create(path, [SEED]).close()
+    with path.open("ab") as file:
+        file.write(b'{"index":1,"mess')  # a writer killed mid-append
+    backend = Backend()
+    with pytest.warns(UserWarning, match="the last record is torn"):
+        session = Session.open(path)
+    with session, pytest.raises(TornTranscriptError, match=":3: the file ends with a torn record"):
+        Loop(backend, session=session).run([SEED, {"role": "user", "content": "hi"}])
+    assert backend.requests == []
+
+
+def test_a_transcript_torn_after_opening_is_refused_before_calling_the_backend(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    session = Session.create(path, [SEED])
+    with path.open("ab") as file:  # another writer dies mid-append after this session opened
+        file.write(b'{"index":1,"mess')
+    backend = Backend()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(TornTranscriptError):
+            Loop(backend, session=session).run([SEED, {"role": "user", "content": "hi"}])
+    assert backend.requests == []
+    session.close()
+
+
+def test_a_diverged_conversation_is_refused_before_calling_the_backend(tmp_path: Path) -> None:
+    backend = Backend()
+    question = {"role": "user", "content": "hi"}
+    with Session.create(tmp_path / "s.jsonl", [SEED, question]) as session:
+        edited = {"role": "user", "content": "hello"}  # the last recorded message, changed
+        with pytest.raises(ConversationMismatchError, match="its message 1 has digest") as info:
+            Loop(backend, session=session).run([SEED, edited])
+        assert info.value.index == 1
+    assert backend.requests == []
+
+
+def test_a_failing_counter_is_refused_before_calling_the_backend(tmp_path: Path) -> None:
+    def broken(text: str) -> int:
+        raise RuntimeError("tokenizer down")
+
+    backend = Backend()
+    path = tmp_path / "s.jsonl"
+    with Session.create(path, [SEED]) as session:
+        loop = Loop(backend, session=session, counter=broken)
+        with pytest.raises(RuntimeError, match="tokenizer down"):
+            loop.run([SEED, {"role": "user", "content": "hi"}], context=context("Monday"))
+        assert session.runs() == []
+        assert session.messages() == [SEED]
+    assert backend.requests == []
+
+
+def test_a_request_the_adapter_refuses_is_refused_before_calling_the_backend() -> None:
+    backend = Backend()
+    loop = Loop(backend, adapter=adapters.openai_chat)
+    with pytest.raises(ValueError, match="role"):
+        loop.run([{"role": "narrator", "content": "Once upon a time"}])
+    assert backend.requests == []
+
+
+# --- adapters -----------------------------------------------------------------------------------
+
+
+def test_the_adapter_builds_an_anthropic_request_body(tmp_path: Path) -> None:
+    seen: list[Any] = []
+
+    def backend(body: dict[str, Any]) -> dict[str, Any]:
+        seen.append(body)  # e.g. client.messages.create(model=..., max_tokens=..., **body)
+        return {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}
+
+    anthropic = functools.partial(adapters.anthropic_messages, cache=True)
+    messages = [{"role": "user", "content": "Fix the flaky test."}]
+    snapshot = copy.deepcopy(messages)
+    ctx = context("Monday")
+    session = Session.create(tmp_path / "s.jsonl", messages, clock=clock)
+    outcome = Loop(backend, session=session, adapter=anthropic).run(messages, context=ctx)
+
+    assert seen == [adapters.anthropic_messages(messages, ctx, cache=True)]
+    assert outcome.request is seen[0]
+    assert outcome.request["system"][0] == {
+        "type": "text",
+        "text": ctx.head_text,
+        "cache_control": {"type": "ephemeral"},
+    }
+    assert outcome.request["messages"][-1] == {
+        "role": "user",
+        "content": [{"type": "text", "text": ctx.tail_text}],
+    }
+    assert messages == snapshot  # the adapter marked a copy, not the caller's message
+    reply = {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}
+    assert outcome.messages == [*messages, reply]
+    assert session.messages() == [*messages, reply]  # the transcript holds no context
+    assert session.context_at(1) == ctx
+    session.close()
+
+
+def test_the_adapter_builds_an_openai_chat_request() -> None:
+    backend = Backend()
+    ctx = context("Monday")
+    messages = [{"role": "user", "content": "Fix it."}]
+    adapter = functools.partial(adapters.openai_chat, role="developer")
+    outcome = Loop(backend, adapter=adapter).run(messages, context=ctx)
+    assert backend.requests == [
+        [
+            {"role": "developer", "content": ctx.head_text},
+            messages[0],
+            {"role": "developer", "content": ctx.tail_text},
+        ]
+    ]
+    assert outcome.request is backend.requests[0]
+    assert outcome.messages == [*messages, {"role": "assistant", "content": "saw 3 messages"}]
+
+
+def test_a_non_callable_adapter_is_refused() -> None:
+    with pytest.raises(TypeError, match="adapter: expected a callable"):
+        Loop(Backend(), adapter="openai")  # type: ignore[arg-type]
 
 
 def test_the_counter_weighs_each_distinct_context_once() -> None:

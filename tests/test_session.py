@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
+import os
+import threading
+import types
+import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 import runcontext
+import runcontext.session
 from runcontext import RunContext, canonical_json
 from runcontext.session import (
     ConversationMismatchError,
@@ -50,6 +57,36 @@ def line(record: dict[str, Any]) -> bytes:
 
 def lines_of(path: Path) -> list[bytes]:
     return path.read_bytes().splitlines(keepends=True)
+
+
+T = TypeVar("T")
+
+
+def without_waiting(call: Callable[[], T]) -> T:
+    """Run ``call`` in a thread: a reader that waited for the lock the test holds would never
+    return, and the test fails instead of hanging (the lock is released when it ends)."""
+    results: list[T] = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            results.append(call())
+        except BaseException as error:
+            errors.append(error)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout=30)
+    assert not thread.is_alive(), "the reader is waiting for the writer's lock"
+    if errors:
+        raise errors[0]
+    return results[0]
+
+
+def patch_os(monkeypatch: pytest.MonkeyPatch, **functions: Callable[..., Any]) -> None:
+    """Replace functions of ``os`` as the session module sees them, and nowhere else."""
+    patched = types.SimpleNamespace(**{**vars(os), **functions})
+    monkeypatch.setattr(runcontext.session, "os", patched)
 
 
 def rewrite_line(path: Path, number: int, data: bytes) -> None:
@@ -154,6 +191,37 @@ def test_create_needs_a_seed_and_never_overwrites(path: Path) -> None:
     with pytest.raises(FileExistsError):
         Session.create(path, [{"role": "user", "content": "another conversation"}])
     assert path.read_bytes() == before
+
+
+def test_create_names_a_bad_first_message_and_writes_nothing(path: Path) -> None:
+    with pytest.raises(
+        TypeError,
+        match=r"^messages\[0\]: the message cannot be stored in a transcript: \$\.content",
+    ):
+        Session.create(path, [{"role": "system", "content": b"bytes"}])
+    assert list(path.parent.iterdir()) == []
+
+
+def test_durable_appends_fsync_once_per_append(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    patch_os(monkeypatch, fsync=fsync)
+    with Session.create(path, [SEED], durable=True) as session:
+        assert len(synced) == 2  # the file, then its directory (the link)
+        session.record_run([SEED, {"role": "user", "content": "q"}], context(), SEED)
+        assert len(synced) == 3  # five records (message, 2 sections, envelope, reply), one fsync
+        session.append_messages(
+            [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
+        )
+        assert len(synced) == 4
+    with Session.create(path.with_name("fast.jsonl"), [SEED]) as session:
+        session.append_messages([{"role": "user", "content": "a"}])
+    assert len(synced) == 4  # durable=False never syncs
 
 
 # --- section dedupe ---------------------------------------------------------------------------
@@ -265,14 +333,188 @@ def test_two_sessions_on_one_file_see_each_others_records(path: Path) -> None:
     second.close()
 
 
+@pytest.mark.parametrize("value", [1e16, 2.0**60, 123456789012345680.0, -1e20])
+def test_large_whole_floats_read_back_as_the_same_doubles(path: Path, value: float) -> None:
+    # Canonical JSON writes these doubles as integer literals (1e16 as 10000000000000000),
+    # beyond what an int may hold exactly; they must read back as the same doubles.
+    message = {"role": "user", "content": "x", "n": value, "nested": [value, {"v": -value}]}
+    reply = {"role": "assistant", "content": "ok", "n": value}
+    with Session.create(path, [SEED, message]) as session:
+        session.append_messages([message])
+        session.record_run([SEED, message, message], None, reply)
+    literal = canonical_json(value)
+    assert b"e" not in literal and b"." not in literal
+    assert literal in lines_of(path)[2]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no torn line: nothing to repair
+        reopened = Session.open(path)
+    with reopened:
+        assert reopened.torn is None
+        read = reopened.messages()
+        assert read == [SEED, message, message, reply]
+        assert type(read[1]["n"]) is float and type(read[1]["nested"][1]["v"]) is float
+        assert [runcontext.digest(m) for m in read] == [
+            runcontext.digest(m) for m in (SEED, message, message, reply)
+        ]
+        # The read conversation continues the transcript: its digests match the recorded ones.
+        assert reopened.record_run([*read, message], None).number == 2
+
+
+def test_a_small_integer_stays_an_int_and_an_unsafe_one_is_refused(path: Path) -> None:
+    with Session.create(path, [SEED, {"role": "user", "content": "x", "n": 9007199254740991}]):
+        pass
+    with Session.open(path) as session:
+        assert type(session.messages()[1]["n"]) is int
+    rewrite_line(path, 3, lines_of(path)[2].replace(b"9007199254740991", b"9007199254740993"))
+    error = _error(path)
+    assert error.line == 3
+    assert str(error).startswith(f"{path}:3: not a canonical JSON record: column ")
+    assert "integer 9007199254740993 is outside" in str(error)
+
+
 def test_a_read_only_session_refuses_appends(path: Path) -> None:
     Session.create(path, [SEED]).close()
     with Session.open(path, writable=False) as session:
         assert session.messages() == [SEED]
         with pytest.raises(ValueError, match="writable=False"):
             session.append_messages([{"role": "user", "content": "hi"}])
-    with pytest.raises(ValueError, match="repair=True needs writable=True"):
+    with pytest.raises(ValueError, match="repair=True needs a writable session"):
         Session.open(path, writable=False, repair=True)
+
+
+def test_a_file_this_process_cannot_write_opens_read_only(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Session.create(path, [SEED]).close()
+    real_open = os.open
+
+    def open_without_write_permission(file: Any, flags: int, *args: Any) -> int:
+        if flags & (os.O_RDWR | os.O_WRONLY):
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(file))
+        return real_open(file, flags, *args)
+
+    patch_os(monkeypatch, open=open_without_write_permission)
+    with Session.open(path) as session:  # reading needs no write permission
+        assert not session.writable
+        assert session.messages() == [SEED]
+        with pytest.raises(ValueError, match=r"the session is read-only .*writable=True to append"):
+            session.append_messages([{"role": "user", "content": "hi"}])
+    with pytest.raises(PermissionError):
+        Session.open(path, writable=True)
+    with pytest.raises(PermissionError):
+        Session.open(path, repair=True)
+
+
+def test_readers_take_no_lock_and_leave_an_append_in_progress_alone(path: Path) -> None:
+    Session.create(path, [SEED]).close()
+    record = line({"type": "message", "index": 1, "message": {"role": "user", "content": "late"}})
+    with path.open("ab", buffering=0) as writer:
+        fcntl.flock(writer, fcntl.LOCK_EX)  # a writer in the middle of an append, or stopped
+        writer.write(record[:20])
+
+        def read() -> tuple[Session, list[Any]]:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # an append in progress is not a torn line
+                session = Session.open(path, writable=False)
+                return session, session.messages()
+
+        session, messages = without_waiting(read)
+        assert messages == [SEED]
+        assert session.torn is None
+        writer.write(record[20:])  # the append completes while the lock is still held
+        assert without_waiting(session.messages)[-1] == {"role": "user", "content": "late"}
+        fcntl.flock(writer, fcntl.LOCK_UN)
+        # Without a writer holding the lock, a partial last line is a torn record.
+        writer.write(record[:20])
+    with pytest.warns(TornTranscriptWarning, match=":4: the last record is torn"):
+        assert len(session.messages()) == 2
+    assert session.torn == TornTail(line=4, offset=len(path.read_bytes()) - 20, length=20)
+    session.close()
+
+
+def test_an_interrupted_append_leaves_the_session_matching_the_file(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = Session.create(path, [SEED])
+    real_ingest = Session._ingest
+    interrupted: list[int] = []
+
+    def ingest_then_interrupt(self: Session, raw: bytes, line: int, **options: Any) -> None:
+        real_ingest(self, raw, line, **options)
+        if options["trusted"] and not interrupted:
+            interrupted.append(line)
+            raise KeyboardInterrupt  # after the record is applied, before the offset moves
+
+    monkeypatch.setattr(Session, "_ingest", ingest_then_interrupt)
+    first, second = {"role": "user", "content": "1"}, {"role": "user", "content": "2"}
+    with pytest.raises(KeyboardInterrupt):
+        session.append_messages([first])
+    assert interrupted == [3]
+    assert session.message_count == 1  # rolled back: the session holds what it has read
+    assert session.messages() == [SEED, first]  # and reads the record from the file again
+    session.append_messages([second])
+    session.close()
+    with Session.open(path) as reopened:
+        assert reopened.messages() == [SEED, first, second]
+
+
+def test_a_write_that_fails_midway_keeps_whole_records_only(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = Session.create(path, [SEED], clock=ticking_clock())
+    user, reply = {"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}
+    ctx = RunContext(facts=[("date", "Monday")])  # no sections: message, envelope, reply
+    real_write = os.write
+    calls: list[int] = []
+
+    def write_until_the_disk_is_full(fd: int, data: bytes) -> int:
+        calls.append(len(data))
+        if len(calls) == 2:  # the envelope: half of it is accepted, then the disk is full
+            return real_write(fd, bytes(data[: len(data) // 2]))
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    patch_os(monkeypatch, write=write_until_the_disk_is_full)
+    with pytest.raises(OSError, match="No space left") as info:
+        session.record_run([SEED, user], ctx, reply)
+    assert info.value.__notes__ == [
+        f"runcontext: 1 of the 3 records of this append were written to {path} before it failed"
+    ]
+    monkeypatch.undo()
+    assert path.read_bytes().endswith(b"\n")  # the half envelope was truncated away
+    assert [json.loads(raw)["type"] for raw in lines_of(path)] == ["header", "message", "message"]
+    assert session.torn is None
+    # What a crash at that point would leave; recording the run again completes it.
+    assert session.record_run([SEED, user], ctx, reply).number == 1
+    session.close()
+    with Session.open(path) as reopened:
+        assert reopened.messages() == [SEED, user, reply]
+        assert [run.context for run in reopened.runs()] == [ctx]
+
+
+def test_each_distinct_context_is_built_once(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[int] = []
+    real_build = Session._build_context
+
+    def counting(self: Session, *args: Any) -> RunContext:
+        built.append(1)
+        return real_build(self, *args)
+
+    monkeypatch.setattr(Session, "_build_context", counting)
+    monday, tuesday = context("Monday"), context("Tuesday")
+    with Session.create(path, [SEED]) as session:
+        for ctx in (monday, monday, tuesday, monday):
+            session.record_run([SEED], ctx)
+        assert built == []  # the session's own runs reuse the context they were given
+        assert session.runs()[1].context is monday
+    with Session.open(path) as reopened:
+        assert len(built) == 2  # verified on open, once per distinct context
+        runs = reopened.runs()
+        assert [run.context for run in runs] == [monday, monday, tuesday, monday]
+        assert runs[0].context is runs[1].context is reopened.context_at(4)
+        assert len(built) == 2  # runs() and context_at() reuse the verified contexts
 
 
 # --- verification -----------------------------------------------------------------------------
@@ -313,8 +555,26 @@ def test_a_tampered_digest_in_the_envelope_fails(path: Path) -> None:
     envelope = json.loads(lines_of(path)[4])
     envelope["digest"] = runcontext.RunContext(facts=[("x", "y")]).digest
     rewrite_line(path, 5, line(envelope))
-    with pytest.raises(TranscriptDigestError, match=":5: "):
+    with pytest.raises(
+        TranscriptDigestError, match=r":5: run 1's context rebuilt from the transcript has digest"
+    ) as info:
         Session.open(path)
+    assert envelope["digest"] in str(info.value)
+
+
+def test_an_envelope_naming_an_entry_a_context_would_drop_is_refused(path: Path) -> None:
+    # An empty section leaves the context digest unchanged (RunContext drops it), so the digest
+    # alone would not notice an envelope that names one.
+    _tampered(path)
+    empty = {"type": "section", "digest": runcontext.digest({"name": "x", "text": ""})}
+    envelope = json.loads(lines_of(path)[4])
+    envelope["sections"].append({"position": "tail", "name": "x", "digest": empty["digest"]})
+    lines = lines_of(path)
+    lines[4:5] = [line({**empty, "name": "x", "text": ""}), line(envelope)]
+    path.write_bytes(b"".join(lines))
+    error = _error(path)
+    assert error.line == 6
+    assert "run 1's sections and facts are not those of a RunContext built from them" in str(error)
 
 
 # --- seed check -------------------------------------------------------------------------------
@@ -352,6 +612,37 @@ def test_a_shorter_conversation_is_refused(path: Path) -> None:
             session.record_run([SEED], None)
         with pytest.raises(SeedMismatchError, match="it is empty"):
             session.check_seed([])
+
+
+def test_a_conversation_whose_last_recorded_message_differs_is_refused(path: Path) -> None:
+    seed = {"role": "user", "content": "seed"}
+    first = Session.create(path, [seed], clock=ticking_clock())
+    second = Session.open(path, clock=ticking_clock())
+    to_first = {"role": "assistant", "content": "reply to the first"}
+    first.record_run([seed], RunContext(facts=[("who", "first")]), to_first)
+    size = path.stat().st_size
+    other = {"role": "assistant", "content": "the second's own history"}
+    with pytest.raises(ConversationMismatchError) as info:  # the second never saw that reply
+        second.record_run([seed, other], RunContext(facts=[("who", "second")]), other)
+    assert path.stat().st_size == size  # nothing written
+    error = info.value
+    assert (error.index, error.recorded, error.given) == (
+        1,
+        runcontext.digest(to_first),
+        runcontext.digest(other),
+    )
+    assert error.line == 4  # header, message 0, run 1's envelope, then the reply
+    assert str(error).startswith(
+        f"{path}:4: the conversation does not continue this transcript: its message 1 has "
+        f"digest {error.given}, but the transcript's message 1 (the last recorded) has digest "
+        f"{error.recorded}"
+    )
+    with pytest.raises(ConversationMismatchError, match="its message 1 has digest"):
+        second.check_conversation([seed, other, {"role": "user", "content": "more"}])
+    second.check_conversation([seed, to_first, {"role": "user", "content": "more"}])
+    assert second.record_run([seed, to_first], None).number == 2
+    first.close()
+    second.close()
 
 
 # --- bad input --------------------------------------------------------------------------------
@@ -435,7 +726,10 @@ def test_a_duplicate_member_is_refused_not_silently_dropped(valid: Path) -> None
     rewrite_line(
         valid, 2, b'{"index":0,"message":{"role":"system"},"type":"message","type":"message"}\n'
     )
-    assert _error(valid).line == 2
+    error = _error(valid)
+    assert error.line == 2
+    assert str(error).startswith(f"{valid}:2: not a canonical JSON record: column 57")
+    assert 'duplicate object key "type"' in str(error)
 
 
 @pytest.mark.parametrize(

@@ -95,17 +95,15 @@ def _run_text(recorded: Run, previous: RunContext | None) -> str:
 
 
 def _full_text(recorded: Run) -> str:
+    # "head" and "tail", not "before message 0" / "after message N": where each one went
+    # depends on the adapter (Anthropic's system blocks, a tail before a prefill, Responses
+    # instructions), which the transcript does not record.
     context = recorded.context
     parts = []
-    after = f"message {recorded.messages - 1}" if recorded.messages else "an empty conversation"
-    for label, text in (
-        ("head: system message before message 0", context.head_text),
-        (f"tail: system message after {after}", context.tail_text),
-    ):
-        if text is None:
-            parts.append(f"\n=== {label.split(':')[0]}: none ===\n")
-        else:
-            parts.append(f"\n=== {label} ===\n{text}\n")
+    for label, text in (("head", context.head_text), ("tail", context.tail_text)):
+        parts.append(
+            f"\n=== {label}: none ===\n" if text is None else f"\n=== {label} ===\n{text}\n"
+        )
     return "".join(parts)
 
 

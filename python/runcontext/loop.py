@@ -1,8 +1,13 @@
-"""The run loop: splice the context into the request, call the backend, record the run.
+"""The run loop: build the request with the context, call the backend, record the run.
 
 ``loop.run(messages, context=...)`` keeps the context out of the conversation: the request is
-``[head, *messages, tail]``, the outcome's conversation is ``[*messages, reply]``, and the
+built by the loop's adapter (``[head, *messages, tail]`` by default, or an SDK request body from
+:mod:`runcontext.adapters`), the outcome's conversation is ``[*messages, reply]``, and the
 session (if any) records the conversation plus one ``run-context`` envelope per run.
+
+Everything that can fail without the backend is checked before it is called (the session can
+append, the conversation continues the transcript, the counter weighs the context, the adapter
+accepts the messages), so a request is never spent on a run that cannot be recorded.
 """
 
 from __future__ import annotations
@@ -17,12 +22,17 @@ from runcontext._core import RunContext
 from runcontext._splice import check_messages, splice
 from runcontext.session import Run, Session
 
-__all__ = ["Backend", "Counter", "Loop", "RunOutcome"]
+__all__ = ["Adapter", "Backend", "Counter", "Loop", "RunOutcome"]
 
-Backend = Callable[[list[Any]], Any]
-"""Takes the spliced request (a list of message mappings) and returns the reply message (a
-mapping with a ``role``), or, for :meth:`Loop.arun`, an awaitable of it. Adapt your SDK's
-response to a message dict inside it."""
+Adapter = Callable[[Sequence[Mapping[str, Any]], RunContext], Any]
+"""Builds the request from the conversation and the run's context: :func:`runcontext.splice`
+(the default), or an adapter from :mod:`runcontext.adapters` with its options bound, e.g.
+``functools.partial(runcontext.adapters.anthropic_messages, cache=True)``."""
+
+Backend = Callable[[Any], Any]
+"""Takes the request the adapter built and returns the reply message (a mapping with a
+``role``), or, for :meth:`Loop.arun`, an awaitable of it. Adapt your SDK's response to a
+message dict inside it."""
 
 Counter = Callable[[str], int]
 """Counts the tokens of a text, e.g. :func:`runcontext.counters.tiktoken_counter`."""
@@ -33,24 +43,32 @@ class RunOutcome:
     """What one run produced.
 
     ``messages`` is the conversation: the caller's messages plus the reply, never the context.
-    ``request`` is what the backend was given. ``context_tokens`` is the head plus tail token
-    count by the loop's counter, or ``None`` without one. ``run`` is the recorded run, or
-    ``None`` without a session.
+    ``request`` is what the backend was given (the adapter's output). ``context_tokens`` is the
+    head plus tail token count by the loop's counter, or ``None`` without one. ``run`` is the
+    recorded run, or ``None`` without a session.
     """
 
     messages: list[Any]
-    request: list[Any]
+    request: Any
     reply: Mapping[str, Any]
     context_digest: str
     context_tokens: int | None
     run: Run | None
 
 
+@dataclass(frozen=True)
+class _Prepared:
+    context: RunContext
+    request: Any
+    tokens: int | None
+
+
 class Loop:
     """Runs a conversation against ``backend`` with a fresh context each run.
 
-    ``session`` records every run (see :class:`runcontext.Session`); ``counter`` weighs the
-    context's head and tail text once per distinct context digest.
+    ``adapter(messages, context)`` builds the request the backend gets (:func:`runcontext.splice`
+    by default); ``session`` records every run (see :class:`runcontext.Session`); ``counter``
+    weighs the context's head and tail text once per distinct context digest.
     """
 
     def __init__(
@@ -58,6 +76,7 @@ class Loop:
         backend: Backend,
         session: Session | None = None,
         counter: Counter | None = None,
+        adapter: Adapter = splice,
     ) -> None:
         if not callable(backend):
             raise TypeError(f"backend: expected a callable, got {type(backend).__name__}")
@@ -65,25 +84,33 @@ class Loop:
             raise TypeError(f"session: expected a Session, got {type(session).__name__}")
         if counter is not None and not callable(counter):
             raise TypeError(f"counter: expected a callable, got {type(counter).__name__}")
+        if not callable(adapter):
+            raise TypeError(
+                f"adapter: expected a callable such as runcontext.splice or "
+                f"runcontext.adapters.openai_chat, got {type(adapter).__name__}"
+            )
         self.backend = backend
         self.session = session
         self.counter = counter
+        self.adapter = adapter
         self._token_counts: dict[str, int] = {}  # context digest -> head + tail tokens
 
     def run(
         self, messages: Sequence[Mapping[str, Any]], *, context: RunContext | None = None
     ) -> RunOutcome:
-        """Splice, call the backend, record the run; the caller's list is not mutated."""
-        context, request = self._prepare(messages, context)
-        reply = self.backend(request)
+        """Build the request, call the backend, record the run; the caller's list is not
+        mutated."""
+        prepared = self._prepare(messages, context)
+        reply = self.backend(prepared.request)
         if inspect.isawaitable(reply):
             if inspect.iscoroutine(reply):
                 reply.close()  # never awaited: close it rather than leak a warning
             raise TypeError("the backend returned an awaitable; use `await loop.arun(...)`")
+        reply = _reply(reply)
         run = None
         if self.session is not None:
-            run = self.session.record_run(messages, context, _reply(reply))
-        return self._outcome(messages, context, request, _reply(reply), run)
+            run = self.session.record_run(messages, prepared.context, reply)
+        return _outcome(messages, prepared, reply, run)
 
     async def arun(
         self, messages: Sequence[Mapping[str, Any]], *, context: RunContext | None = None
@@ -93,14 +120,17 @@ class Loop:
         The transcript append runs in a worker thread, so waiting for the file lock never
         blocks the event loop.
         """
-        context, request = self._prepare(messages, context)
-        reply = self.backend(request)
+        prepared = self._prepare(messages, context)
+        reply = self.backend(prepared.request)
         if inspect.isawaitable(reply):
             reply = await reply
+        reply = _reply(reply)
         run = None
         if self.session is not None:
-            run = await asyncio.to_thread(self.session.record_run, messages, context, _reply(reply))
-        return self._outcome(messages, context, request, _reply(reply), run)
+            run = await asyncio.to_thread(
+                self.session.record_run, messages, prepared.context, reply
+            )
+        return _outcome(messages, prepared, reply, run)
 
     def context_tokens(self, context: RunContext) -> int | None:
         """Tokens of ``context``'s head plus tail text by the counter, cached by digest."""
@@ -122,39 +152,36 @@ class Loop:
 
     def _prepare(
         self, messages: Sequence[Mapping[str, Any]], context: RunContext | None
-    ) -> tuple[RunContext, list[Any]]:
+    ) -> _Prepared:
+        """Everything before the backend call, so that a failure costs no request."""
         check_messages(messages)
         if context is None:
             context = RunContext()
         elif not isinstance(context, RunContext):
             raise TypeError(f"context: expected a RunContext or None, got {type(context).__name__}")
         if self.session is not None:
-            # Refuse before spending a request, not after.
-            self.session.check_seed(messages)
-            if len(messages) < self.session.message_count:
-                raise ValueError(
-                    f"messages: the conversation has {len(messages)} messages but the "
-                    f"transcript already records {self.session.message_count}; pass the whole "
-                    "conversation (a transcript is append-only)"
-                )
-        return context, splice(messages, context)
+            # The checks record_run makes again under its lock; another writer could still
+            # append in between, but a run this process can tell is unrecordable is refused now.
+            self.session.check_appendable()  # closed, read-only, or a torn last line
+            self.session.check_conversation(messages)  # seed, length, last recorded message
+        tokens = self.context_tokens(context)
+        return _Prepared(context=context, request=self.adapter(messages, context), tokens=tokens)
 
-    def _outcome(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        context: RunContext,
-        request: list[Any],
-        reply: Mapping[str, Any],
-        run: Run | None,
-    ) -> RunOutcome:
-        return RunOutcome(
-            messages=[*messages, reply],
-            request=request,
-            reply=reply,
-            context_digest=context.digest,
-            context_tokens=self.context_tokens(context),
-            run=run,
-        )
+
+def _outcome(
+    messages: Sequence[Mapping[str, Any]],
+    prepared: _Prepared,
+    reply: Mapping[str, Any],
+    run: Run | None,
+) -> RunOutcome:
+    return RunOutcome(
+        messages=[*messages, reply],
+        request=prepared.request,
+        reply=reply,
+        context_digest=prepared.context.digest,
+        context_tokens=prepared.tokens,
+        run=run,
+    )
 
 
 def _reply(reply: object) -> Mapping[str, Any]:

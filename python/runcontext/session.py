@@ -5,19 +5,22 @@ told, that day?". Each run gets a small ``run-context`` envelope (digests, facts
 a section body is stored once per transcript however many runs repeat it, so forty runs with
 the same 8 KB AGENTS.md cost forty envelopes, not 320 KB.
 
-Every line is one canonical JSON record (RFC 8785) written with a single ``write`` of the whole
-line on an ``O_APPEND`` descriptor, under an exclusive ``flock``: concurrent writers never
-interleave, and a crash leaves at most one torn last line, which :meth:`Session.open` reports
-and repairs only when asked. The format is specified in ``docs/TRANSCRIPT.md``.
+Every line is one canonical JSON record (RFC 8785). Writers append under an exclusive
+``flock``, each record with one ``write`` of the whole line on an ``O_APPEND`` descriptor, so
+lines never interleave and a crash leaves at most one torn last line, which
+:meth:`Session.open` reports and repairs only when asked. Readers take no lock: they read the
+complete lines and leave alone a last line that a writer is still appending. The format is
+specified in ``docs/TRANSCRIPT.md``.
 
 Create a transcript with :meth:`Session.create` (it needs the conversation's first message, its
-seed); resume or read one with :meth:`Session.open`, then :meth:`Session.check_seed` the
+seed); resume or read one with :meth:`Session.open`, then :meth:`Session.check_conversation` the
 conversation you are about to continue (:class:`runcontext.Loop` does so on every run).
 """
 
 from __future__ import annotations
 
 import copy
+import errno
 import fcntl
 import json
 import os
@@ -30,11 +33,23 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NamedTuple, NoReturn
 
-from runcontext._core import FORMAT_VERSION, RunContext, canonical_json, digest
+from runcontext._core import (
+    FORMAT_VERSION,
+    RunContext,
+    canonical_json,
+    canonicalize_text,
+    digest,
+    digest_bytes,
+)
 from runcontext._splice import check_messages
-from runcontext.errors import CanonicalJSONError, RunContextError
+from runcontext.errors import (
+    CanonicalJSONError,
+    InvalidStringError,
+    JSONSyntaxError,
+    RunContextError,
+)
 
 __all__ = [
     "TRANSCRIPT_VERSION",
@@ -65,6 +80,12 @@ _FIELDS: dict[str, frozenset[str]] = {
     "section": frozenset({"type", "digest", "name", "text"}),
     "run-context": frozenset({"type", "run", "digest", "time", "messages", "sections", "facts"}),
 }
+
+# The largest integer canonical JSON writes as an int; see _parse_int.
+_MAX_SAFE_INTEGER = 2**53 - 1
+
+# Why opening a file for writing failed when it can still be read: fall back to read-only.
+_READ_ONLY_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 
 
 # --- errors -----------------------------------------------------------------------------------
@@ -102,7 +123,28 @@ class TornTranscriptError(TranscriptError):
 
 
 class ConversationMismatchError(TranscriptError):
-    """A conversation that is not the one this transcript records."""
+    """A conversation that is not the one this transcript records.
+
+    When one message differs, ``index`` is its index in the conversation, ``recorded`` the
+    digest of the transcript's message at that index and ``given`` the digest of the caller's
+    (``None`` when the caller has no message there); ``line`` is the line of the recorded one.
+    All three are ``None`` when the conversation is refused for its length.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | os.PathLike[str],
+        line: int | None,
+        index: int | None = None,
+        recorded: str | None = None,
+        given: str | None = None,
+    ) -> None:
+        super().__init__(message, path=path, line=line)
+        self.index = index
+        self.recorded = recorded
+        self.given = given
 
 
 class SeedMismatchError(ConversationMismatchError):
@@ -112,6 +154,8 @@ class SeedMismatchError(ConversationMismatchError):
     conversation's message at index 0 (``None`` for an empty conversation).
     """
 
+    recorded: str
+
     def __init__(
         self,
         message: str,
@@ -120,9 +164,7 @@ class SeedMismatchError(ConversationMismatchError):
         recorded: str,
         given: str | None,
     ) -> None:
-        super().__init__(message, path=path, line=1)
-        self.recorded = recorded
-        self.given = given
+        super().__init__(message, path=path, line=1, index=0, recorded=recorded, given=given)
 
 
 class TornTranscriptWarning(UserWarning):
@@ -158,14 +200,30 @@ class Run:
     context: RunContext
 
 
+# A context's structure as an envelope records it: the (position, name, digest) of each section
+# and the facts. Equal structures are the same context, so it is built and verified once.
+_Structure = tuple[
+    tuple[tuple[Literal["head", "tail"], str, str], ...], tuple[tuple[str, str], ...]
+]
+
+
 @dataclass(frozen=True)
 class _Envelope:
     number: int
     time: datetime
     digest: str
     messages: int
-    sections: tuple[tuple[Literal["head", "tail"], str, str], ...]  # (position, name, digest)
-    facts: tuple[tuple[str, str], ...]
+    structure: _Structure
+
+
+class _Mark(NamedTuple):
+    """What the session has read, to roll back to if applying a record is interrupted."""
+
+    offset: int
+    lines: int
+    messages: int
+    envelopes: int
+    last_message_line: int
 
 
 # --- helpers ----------------------------------------------------------------------------------
@@ -193,17 +251,26 @@ def _timestamp(clock: Clock) -> str:
     return _format_time(moment)
 
 
-def _refuse_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not a JSON number")
+def _parse_int(text: str) -> int | float:
+    """Read a canonical integer literal: beyond ±(2**53 − 1) it denotes a double.
+
+    Canonical JSON writes a double with an integral value below 1e21 as an integer literal
+    (``1e16`` as ``10000000000000000``) and refuses an int it cannot hold exactly, so a literal
+    that large was a float. Reading it back as one keeps ``digest`` of a read message equal to
+    the digest of the message as given.
+    """
+    value = int(text)
+    return value if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER else float(value)
 
 
 def _line(record: Mapping[str, Any]) -> bytes:
     return canonical_json(record) + b"\n"
 
 
-def _message_line(index: int, message: Mapping[str, Any], argument: str) -> bytes:
+def _message_body(message: Mapping[str, Any], argument: str) -> bytes:
+    """The canonical JSON of one message; an error names ``argument`` (``messages[3]``)."""
     try:
-        body = canonical_json(message if type(message) is dict else dict(message))
+        return canonical_json(message if type(message) is dict else dict(message))
     except CanonicalJSONError as error:
         # TypeError for a value JSON cannot hold, ValueError otherwise; the cause keeps the
         # original class and its path.
@@ -211,6 +278,9 @@ def _message_line(index: int, message: Mapping[str, Any], argument: str) -> byte
         raise problem(
             f"{argument}: the message cannot be stored in a transcript: {error}"
         ) from error
+
+
+def _message_line(index: int, body: bytes) -> bytes:
     # The record's members in canonical (sorted) order around the already-canonical message,
     # so a large message is encoded once; readers check every line is canonical anyway.
     return b'{"index":%d,"message":%s,"type":"message"}\n' % (index, body)
@@ -224,6 +294,21 @@ def _check_reply(reply: object) -> Mapping[str, Any]:
     if "role" not in reply:
         raise TypeError("reply: the message has no 'role' key")
     return reply
+
+
+def _structure(context: RunContext) -> _Structure:
+    return (
+        tuple((s.position, s.name, s.digest) for s in context.sections),
+        context.facts,
+    )
+
+
+def _without_text_position(error: CanonicalJSONError) -> str:
+    """The core's message for one line of text, without its "line 1, " (the file's line is
+    already in front of it)."""
+    text = str(error)
+    prefix = f"line {error.line}, "
+    return text[len(prefix) :] if error.line is not None and text.startswith(prefix) else text
 
 
 # --- the session ------------------------------------------------------------------------------
@@ -265,18 +350,18 @@ class Session:
             )
         clock = _utc_now if clock is None else clock
         target = Path(path)
+        # Encode every message first: a bad one is refused naming its index, before anything
+        # is written, and the seed digest hashes the bytes already encoded.
+        bodies = [_message_body(message, f"messages[{i}]") for i, message in enumerate(messages)]
         header = {
             "type": "header",
             "format": TRANSCRIPT_FORMAT,
             "version": TRANSCRIPT_VERSION,
             "context_format": FORMAT_VERSION,
-            "seed": digest(messages[0] if type(messages[0]) is dict else dict(messages[0])),
+            "seed": digest_bytes(bodies[0]),
             "time": _timestamp(clock),
         }
-        data = _line(header) + b"".join(
-            _message_line(index, message, f"messages[{index}]")
-            for index, message in enumerate(messages)
-        )
+        data = _line(header) + b"".join(_message_line(i, body) for i, body in enumerate(bodies))
         temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
         try:
@@ -294,7 +379,7 @@ class Session:
             os.unlink(temporary)
         if durable:
             _fsync_directory(target.parent)
-        return cls.open(target, durable=durable, clock=clock)
+        return cls.open(target, writable=True, durable=durable, clock=clock)
 
     @classmethod
     def open(
@@ -302,7 +387,7 @@ class Session:
         path: str | os.PathLike[str],
         *,
         repair: bool = False,
-        writable: bool = True,
+        writable: bool | None = None,
         durable: bool = False,
         clock: Clock | None = None,
     ) -> Session:
@@ -315,30 +400,39 @@ class Session:
         readable, and appending is refused until the file is opened with ``repair=True``,
         which truncates the torn bytes (:attr:`repaired` then says what was removed).
 
-        ``writable=False`` opens the file read-only (no appends, no repair). ``durable=True``
-        makes every append ``fsync`` the file before returning.
+        ``writable=None`` (the default) opens the file for appending if this process may write
+        it and read-only otherwise (:attr:`writable` says which); ``writable=True`` insists on
+        appending (``PermissionError`` if it cannot), ``writable=False`` only reads.
+        ``durable=True`` makes every append ``fsync`` the file before returning.
         """
-        if repair and not writable:
-            raise ValueError("repair=True needs writable=True: repairing truncates the file")
-        flags = (os.O_RDWR | os.O_APPEND) if writable else os.O_RDONLY
-        fd = os.open(path, flags | os.O_CLOEXEC)
+        if repair and writable is False:
+            raise ValueError("repair=True needs a writable session: repairing truncates the file")
+        can_write = writable is not False
+        if can_write:
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+            except OSError as error:
+                if writable or repair or error.errno not in _READ_ONLY_ERRNOS:
+                    raise
+                can_write = False  # only readable here: read it, and say so if asked to append
+        if not can_write:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         self = object.__new__(cls)
-        self._setup(Path(path), fd, writable=writable, durable=durable, clock=clock)
+        self._setup(Path(path), fd, writable=can_write, durable=durable, clock=clock)
         try:
-            with self._thread_lock, self._file_lock(fcntl.LOCK_EX if repair else fcntl.LOCK_SH):
-                self._refresh_locked(warn=False)
-                if self._lines == 0:
-                    raise TranscriptFormatError(
-                        "no header record: the file is empty or holds only a torn first line; "
-                        "it is not a transcript (create one with Session.create)",
-                        path=self._path,
-                        line=1,
-                    )
-                if repair and self._torn is not None:
-                    os.ftruncate(fd, self._torn.offset)
-                    if durable:
-                        os.fsync(fd)
-                    self._repaired, self._torn = self._torn, None
+            with self._thread_lock:
+                if repair:
+                    with self._file_lock(fcntl.LOCK_EX):
+                        self._update_torn(self._read_new(), warn=False)
+                        self._check_header()
+                        if self._torn is not None:
+                            os.ftruncate(fd, self._torn.offset)
+                            if durable:
+                                os.fsync(fd)
+                            self._repaired, self._torn = self._torn, None
+                else:
+                    self._refresh(warn=False)
+                    self._check_header()
         except BaseException:
             self.close()
             raise
@@ -361,8 +455,11 @@ class Session:
         self._seed = ""
         self._created = datetime.min.replace(tzinfo=UTC)
         self._messages: list[Any] = []
+        self._last_message_line = 0  # the line of the last message record
+        self._last_digest: tuple[int, str] | None = None  # (index, digest) of a recorded message
         self._sections: dict[str, tuple[str, str]] = {}  # digest -> (name, text)
         self._envelopes: list[_Envelope] = []
+        self._contexts: dict[_Structure, RunContext] = {}  # each verified context, built once
         self._torn: TornTail | None = None
         self._repaired: TornTail | None = None
 
@@ -404,6 +501,7 @@ class Session:
 
     @property
     def writable(self) -> bool:
+        """Whether the session can append (see the ``writable`` argument of :meth:`open`)."""
         return self._writable
 
     @property
@@ -426,32 +524,36 @@ class Session:
     def refresh(self) -> None:
         """Read (and verify) the records other writers appended since this session last looked.
 
-        The reading methods call it; appends do it under their lock.
+        The reading methods call it; appends do it under their lock. It takes no lock: a last
+        line that another writer is still appending is left for the next refresh.
         """
-        if not self._closer.alive:
-            raise ValueError(f"{os.fspath(self._path)}: the session is closed")
-        with self._thread_lock, self._file_lock(fcntl.LOCK_SH):
-            self._refresh_locked(warn=True)
+        with self._thread_lock:
+            self._refresh(warn=True)
 
     def messages(self) -> list[Any]:
         """The conversation alone, in order, as recorded (never a context); a fresh copy."""
-        self.refresh()
-        return copy.deepcopy(self._messages)
+        with self._thread_lock:
+            self._refresh(warn=True)
+            return copy.deepcopy(self._messages)
 
     def runs(self) -> list[Run]:
         """Every run, each with its RunContext rebuilt from the transcript."""
-        self.refresh()
-        return [self._run(envelope) for envelope in self._envelopes]
+        with self._thread_lock:
+            self._refresh(warn=True)
+            return [self._run(envelope) for envelope in self._envelopes]
 
     def context_at(self, run: int) -> RunContext:
         """The RunContext of run number ``run`` (1-based), rebuilt from the transcript."""
-        self.refresh()
-        if isinstance(run, bool) or not isinstance(run, int):
-            raise TypeError(f"run: expected a run number (int), got {type(run).__name__}")
-        if not 1 <= run <= len(self._envelopes):
-            span = f"runs 1 to {len(self._envelopes)}" if self._envelopes else "no runs yet"
-            raise IndexError(f"{os.fspath(self._path)}: no run {run}: the transcript has {span}")
-        return self._run(self._envelopes[run - 1]).context
+        with self._thread_lock:
+            self._refresh(warn=True)
+            if isinstance(run, bool) or not isinstance(run, int):
+                raise TypeError(f"run: expected a run number (int), got {type(run).__name__}")
+            if not 1 <= run <= len(self._envelopes):
+                span = f"runs 1 to {len(self._envelopes)}" if self._envelopes else "no runs yet"
+                raise IndexError(
+                    f"{os.fspath(self._path)}: no run {run}: the transcript has {span}"
+                )
+            return self._run(self._envelopes[run - 1]).context
 
     # --- checking ---------------------------------------------------------------------------
 
@@ -462,11 +564,7 @@ class Session:
         this check: the next run may say something completely different.
         """
         check_messages(messages)
-        if len(messages) == 0:
-            given = None
-        else:
-            first = messages[0]
-            given = digest(first if type(first) is dict else dict(first))
+        given = _message_digest(messages[0], "messages[0]") if len(messages) else None
         if given != self._seed:
             shown = "it is empty" if given is None else f"its message 0 has digest {given}"
             raise SeedMismatchError(
@@ -479,18 +577,73 @@ class Session:
                 given=given,
             )
 
+    def check_conversation(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        """Refuse a conversation that does not continue the one this transcript records.
+
+        The checks :meth:`record_run` makes, without writing: message 0 is the seed
+        (:class:`SeedMismatchError`), the conversation is at least as long as the recorded one,
+        and its message at the index of the last recorded message has that message's digest
+        (:class:`ConversationMismatchError` naming the index and both digests). Messages
+        between the first and the last recorded one are not compared: see
+        ``docs/TRANSCRIPT.md``, *The conversation check*.
+        """
+        self.check_seed(messages)
+        with self._thread_lock:
+            self._refresh(warn=True)
+            self._check_continues(messages)
+
+    def check_appendable(self) -> None:
+        """Raise the error an append would raise now, without writing anything.
+
+        ``ValueError`` for a closed or read-only session, :class:`TornTranscriptError` for a
+        file that ends with a torn record. :class:`runcontext.Loop` calls it before it spends a
+        request on a run it could not record.
+        """
+        self._check_writable()
+        with self._thread_lock:
+            self._refresh(warn=False)
+            self._check_not_torn()
+
+    def _check_continues(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        recorded = len(self._messages)
+        if len(messages) < recorded:
+            raise ConversationMismatchError(
+                f"the conversation has {len(messages)} messages but the transcript already "
+                f"records {recorded}; a transcript is append-only: pass the whole "
+                "conversation, or start a new transcript with Session.create",
+                path=self._path,
+                line=None,
+            )
+        if recorded < 2:
+            return  # nothing recorded, or only message 0, which the seed check covers
+        last = recorded - 1
+        if self._last_digest is None or self._last_digest[0] != last:
+            self._last_digest = (last, digest(self._messages[last]))
+        expected = self._last_digest[1]
+        given = _message_digest(messages[last], f"messages[{last}]")
+        if given != expected:
+            raise ConversationMismatchError(
+                f"the conversation does not continue this transcript: its message {last} has "
+                f"digest {given}, but the transcript's message {last} (the last recorded) has "
+                f"digest {expected}; pass the conversation it records (session.messages() plus "
+                "the new messages) or start a new transcript with Session.create",
+                path=self._path,
+                line=self._last_message_line,
+                index=last,
+                recorded=expected,
+                given=given,
+            )
+
     # --- appending --------------------------------------------------------------------------
 
     def append_messages(self, messages: Sequence[Mapping[str, Any]]) -> None:
         """Append ``messages`` to the recorded conversation, each as one ``message`` record."""
         check_messages(messages)
+        bodies = [_message_body(message, f"messages[{i}]") for i, message in enumerate(messages)]
 
         def build() -> list[bytes]:
             start = len(self._messages)
-            return [
-                _message_line(start + offset, message, f"messages[{offset}]")
-                for offset, message in enumerate(messages)
-            ]
+            return [_message_line(start + offset, body) for offset, body in enumerate(bodies)]
 
         self._append(build)
 
@@ -502,25 +655,25 @@ class Session:
     ) -> Run:
         """Record one run, under one lock: the conversation as sent, its context, the reply.
 
-        ``messages`` is the whole conversation the request carried: its seed is checked and
-        the messages the transcript does not hold yet are appended. Then come a ``section``
-        record for each section body not already in the file, the ``run-context`` envelope,
-        and ``reply`` (if given) as the next message. ``context=None`` is the empty context.
+        ``messages`` is the whole conversation the request carried: it must continue the
+        recorded one (:meth:`check_conversation`, checked again under the lock), and the
+        messages the transcript does not hold yet are appended. Then come a ``section`` record
+        for each section body not already in the file, the ``run-context`` envelope, and
+        ``reply`` (if given) as the next message. ``context=None`` is the empty context.
         """
         self.check_seed(messages)
         context = RunContext() if context is None else context
         if not isinstance(context, RunContext):
             raise TypeError(f"context: expected a RunContext, got {type(context).__name__}")
-        if reply is not None:
-            _check_reply(reply)
+        reply_body = None if reply is None else _message_body(_check_reply(reply), "reply")
         sections = context.sections
         number = [0]  # the run number given under the lock
 
         def build() -> list[bytes]:
+            self._check_continues(messages)
             recorded = len(self._messages)
-            self._check_length(messages, recorded)
             lines = [
-                _message_line(index, messages[index], f"messages[{index}]")
+                _message_line(index, _message_body(messages[index], f"messages[{index}]"))
                 for index in range(recorded, len(messages))
             ]
             written: set[str] = set()
@@ -550,11 +703,11 @@ class Session:
                 "facts": [list(fact) for fact in context.facts],
             }
             lines.append(_line(envelope))
-            if reply is not None:
-                lines.append(_message_line(len(messages), reply, "reply"))
+            if reply_body is not None:
+                lines.append(_message_line(len(messages), reply_body))
             return lines
 
-        self._append(build)
+        self._append(build, context)
         envelope = self._envelopes[number[0] - 1]
         return Run(
             number=envelope.number,
@@ -564,56 +717,64 @@ class Session:
             context=context,
         )
 
-    def _check_length(self, messages: Sequence[Mapping[str, Any]], recorded: int) -> None:
-        if len(messages) < recorded:
-            raise ConversationMismatchError(
-                f"the conversation has {len(messages)} messages but the transcript already "
-                f"records {recorded}; a transcript is append-only: pass the whole "
-                "conversation, or start a new transcript with Session.create",
-                path=self._path,
-                line=None,
-            )
-
-    def _append(self, build: Callable[[], list[bytes]]) -> None:
+    def _check_writable(self) -> None:
         if not self._closer.alive:
             raise ValueError(f"{os.fspath(self._path)}: the session is closed")
         if not self._writable:
-            raise ValueError(f"{os.fspath(self._path)}: the session was opened with writable=False")
+            raise ValueError(
+                f"{os.fspath(self._path)}: the session is read-only (opened with "
+                "writable=False, or the file is not writable by this process); open it with "
+                "writable=True to append"
+            )
+
+    def _check_not_torn(self) -> None:
+        if self._torn is not None:
+            raise TornTranscriptError(
+                f"the file ends with a torn record ({self._torn.length} bytes without a "
+                "newline, from a writer that was killed mid-append); appending after it "
+                "would corrupt the next record: reopen with Session.open(path, "
+                "repair=True) to truncate it",
+                path=self._path,
+                line=self._torn.line,
+            )
+
+    def _append(self, build: Callable[[], list[bytes]], context: RunContext | None = None) -> None:
+        self._check_writable()
         with self._thread_lock, self._file_lock(fcntl.LOCK_EX):
             # Another writer may have appended since we last looked: read its records first so
             # message indices, run numbers and section dedupe stay right.
-            self._refresh_locked(warn=True)
-            if self._torn is not None:
-                raise TornTranscriptError(
-                    f"the file ends with a torn record ({self._torn.length} bytes without a "
-                    "newline, from a writer that was killed mid-append); appending after it "
-                    "would corrupt the next record: reopen with Session.open(path, "
-                    "repair=True) to truncate it",
-                    path=self._path,
-                    line=self._torn.line,
-                )
+            self._update_torn(self._read_new(), warn=False)
+            self._check_not_torn()
             lines = build()  # encodes everything before the first write: a bad value writes nothing
-            try:
-                for data in lines:
-                    self._write_line(data)
-                    self._ingest(data[:-1], self._lines + 1, trusted=True)
-                    self._offset += len(data)
-                    self._lines += 1
-            except BaseException:
-                # A failed or interrupted write (disk full, signal) must not leave a torn
-                # line for the next writer to glue its record onto.
-                with suppress(OSError):  # if this fails too, the next open reports a torn line
-                    os.ftruncate(self._fd, self._offset)
-                raise
+            self._write(lines)
+            for data in lines:
+                self._apply(data[:-1], trusted=True, context=context)
 
-    def _write_line(self, data: bytes) -> None:
-        # One write() of the whole line; a short write (a full disk, a signal) is finished
-        # under the same lock, so no other writer's bytes can land in between.
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view) :]
-        if self._durable:
-            os.fsync(self._fd)
+    def _write(self, lines: list[bytes]) -> None:
+        """Write each line with one ``write`` (finishing a short one under the lock), then
+        ``fsync`` once if durable: one fsync makes the whole batch durable."""
+        written = 0
+        try:
+            for data in lines:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self._fd, view) :]
+                written += 1
+            if self._durable:
+                os.fsync(self._fd)
+        except BaseException as error:
+            # A failed or interrupted write (disk full, a signal) must not leave a torn line for
+            # the next writer to glue its record onto. Its complete lines stay, as a crash at
+            # this point would leave them: a lock-free reader may already have read them.
+            complete = self._offset + sum(len(data) for data in lines[:written])
+            with suppress(OSError):  # if this fails too, the next open reports a torn line
+                os.ftruncate(self._fd, complete)
+            if written:
+                error.add_note(
+                    f"runcontext: {written} of the {len(lines)} records of this append were "
+                    f"written to {os.fspath(self._path)} before it failed"
+                )
+            raise
 
     # --- locking and reading the file -------------------------------------------------------
 
@@ -625,7 +786,32 @@ class Session:
         finally:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
-    def _refresh_locked(self, *, warn: bool) -> None:
+    def _refresh(self, *, warn: bool) -> None:
+        """Read new complete records without a lock (the caller holds the thread lock).
+
+        A partial last line is either an append in progress or a torn record. Which one is
+        decided without waiting: if a writer holds the lock, it is still writing, and the line
+        is left for later; otherwise it is read again under a shared lock (the writer may have
+        finished in between), and what is still partial is torn.
+        """
+        if not self._closer.alive:
+            raise ValueError(f"{os.fspath(self._path)}: the session is closed")
+        partial = self._read_new()
+        if partial:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                partial = 0  # a writer holds the lock: an append in progress, not a torn line
+            else:
+                try:
+                    partial = self._read_new()
+                finally:
+                    fcntl.flock(self._fd, fcntl.LOCK_UN)
+        self._update_torn(partial, warn=warn)
+
+    def _read_new(self) -> int:
+        """Apply the complete lines appended since the last read; return the length of a
+        partial last line (0 if the file ends with a newline)."""
         size = os.fstat(self._fd).st_size
         if size < self._offset:
             raise TranscriptError(
@@ -634,9 +820,6 @@ class Session:
                 path=self._path,
                 line=None,
             )
-        if size == self._offset:
-            self._torn = None
-            return
         chunks: list[bytes] = []
         position = self._offset
         while position < size:
@@ -650,18 +833,17 @@ class Session:
         start = 0
         while start < end:
             stop = data.index(b"\n", start)
-            self._ingest(data[start:stop], self._lines + 1, trusted=False)
-            self._offset += stop + 1 - start
-            self._lines += 1
+            self._apply(data[start:stop], trusted=False)
             start = stop + 1
+        return len(data) - end
+
+    def _update_torn(self, partial: int, *, warn: bool) -> None:
         previous = self._torn
         self._torn = (
-            TornTail(line=self._lines + 1, offset=self._offset, length=len(data) - end)
-            if end < len(data)
-            else None
+            TornTail(line=self._lines + 1, offset=self._offset, length=partial) if partial else None
         )
         if warn and self._torn is not None and self._torn != previous:
-            self._warn_torn(stacklevel=5)  # the caller of messages(), append_messages(), …
+            self._warn_torn(stacklevel=5)  # the caller of messages(), runs(), refresh(), …
 
     def _warn_torn(self, *, stacklevel: int) -> None:
         torn = self._torn
@@ -676,32 +858,70 @@ class Session:
             stacklevel=stacklevel,
         )
 
+    def _check_header(self) -> None:
+        if self._lines == 0:
+            raise TranscriptFormatError(
+                "no header record: the file is empty or holds only a torn first line; "
+                "it is not a transcript (create one with Session.create)",
+                path=self._path,
+                line=1,
+            )
+
     # --- parsing records --------------------------------------------------------------------
+
+    def _apply(self, raw: bytes, *, trusted: bool, context: RunContext | None = None) -> None:
+        """Ingest one complete line and move past it, or, if that fails or is interrupted,
+        leave the session as it was: what it holds always matches the file up to its offset."""
+        mark = _Mark(
+            self._offset,
+            self._lines,
+            len(self._messages),
+            len(self._envelopes),
+            self._last_message_line,
+        )
+        try:
+            self._ingest(raw, mark.lines + 1, trusted=trusted, context=context)
+            self._offset = mark.offset + len(raw) + 1
+            self._lines = mark.lines + 1
+        except BaseException:
+            self._offset, self._lines = mark.offset, mark.lines
+            del self._messages[mark.messages :]
+            del self._envelopes[mark.envelopes :]
+            self._last_message_line = mark.last_message_line
+            raise
 
     def _fail(self, line: int, message: str) -> NoReturn:
         raise TranscriptFormatError(message, path=self._path, line=line)
 
-    def _ingest(self, raw: bytes, line: int, *, trusted: bool) -> None:
-        """Parse, verify and apply one complete line (without its newline)."""
+    def _ingest(
+        self, raw: bytes, line: int, *, trusted: bool, context: RunContext | None = None
+    ) -> None:
+        """Parse, verify and apply one complete line (without its newline).
+
+        ``trusted`` lines are the ones this session just wrote: their canonical form, section
+        digests and the digest of ``context`` (the run's own) are known already.
+        """
         if not raw:
             self._fail(line, "empty line: every line must be one JSON record")
-        try:
-            record = json.loads(raw, parse_constant=_refuse_constant)
-        except json.JSONDecodeError as error:
-            self._fail(line, f"not JSON: {error.msg} at column {error.colno}")
-        except ValueError as error:  # invalid UTF-8, NaN, …
-            self._fail(line, f"not JSON: {error}")
         if not trusted:
+            # The core's strict parser: it refuses duplicate members, which json.loads would
+            # silently drop, and accepts the integer literals canonical JSON writes for doubles.
             try:
-                canonical = canonical_json(record)
+                canonical = canonicalize_text(raw)
+            except (JSONSyntaxError, InvalidStringError) as error:
+                self._fail(line, f"not JSON: {_without_text_position(error)}")
             except CanonicalJSONError as error:
-                self._fail(line, f"a value has no canonical JSON form: {error}")
+                self._fail(line, f"not a canonical JSON record: {_without_text_position(error)}")
             if canonical != raw:
                 self._fail(
                     line,
                     "the record is not in canonical JSON form (RFC 8785): the file was edited "
                     "or written by another tool; transcripts are byte-deterministic",
                 )
+        try:
+            record = json.loads(raw, parse_int=_parse_int)
+        except (ValueError, RecursionError) as error:  # unreachable for a canonical line
+            self._fail(line, f"not JSON: {error}")
         if not isinstance(record, dict):
             self._fail(line, f"expected a JSON object, got {type(record).__name__}")
         kind = record.get("type")
@@ -717,9 +937,9 @@ class Session:
         if kind == "message":
             self._ingest_message(record, line)
         elif kind == "section":
-            self._ingest_section(record, line)
+            self._ingest_section(record, line, verify=not trusted)
         else:
-            self._ingest_run(record, line)
+            self._ingest_run(record, line, context if trusted else None)
 
     def _ingest_header(self, record: dict[str, Any], line: int) -> None:
         if line != 1:
@@ -764,24 +984,26 @@ class Session:
         if not isinstance(message, dict) or "role" not in message:
             self._fail(line, "the message is not an object with a 'role'")
         self._messages.append(message)
+        self._last_message_line = line
 
-    def _ingest_section(self, record: dict[str, Any], line: int) -> None:
+    def _ingest_section(self, record: dict[str, Any], line: int, *, verify: bool) -> None:
         name, text = record["name"], record["text"]
         if not isinstance(name, str) or not isinstance(text, str):
             self._fail(line, "a section's name and text must be strings")
         recorded = _digest_field(self, record, "digest", line)
-        actual = digest({"name": name, "text": text})
-        if actual != recorded:
-            raise TranscriptDigestError(
-                f"section {name!r} has digest {actual} but the record says {recorded}: "
-                "the file was altered",
-                path=self._path,
-                line=line,
-            )
+        if verify:
+            actual = digest({"name": name, "text": text})
+            if actual != recorded:
+                raise TranscriptDigestError(
+                    f"section {name!r} has digest {actual} but the record says {recorded}: "
+                    "the file was altered",
+                    path=self._path,
+                    line=line,
+                )
         # A repeated identical body is harmless (its digest matched); writers never write one.
         self._sections[recorded] = (name, text)
 
-    def _ingest_run(self, record: dict[str, Any], line: int) -> None:
+    def _ingest_run(self, record: dict[str, Any], line: int, known: RunContext | None) -> None:
         number = record["run"]
         expected = len(self._envelopes) + 1
         if number != expected or isinstance(number, bool):
@@ -801,8 +1023,6 @@ class Session:
         if not isinstance(entries, list):
             self._fail(line, "'sections' must be a list")
         sections: list[tuple[Literal["head", "tail"], str, str]] = []
-        head: list[tuple[str, str]] = []
-        tail: list[tuple[str, str]] = []
         for index, entry in enumerate(entries):
             if not isinstance(entry, dict) or set(entry) != {"position", "name", "digest"}:
                 self._fail(
@@ -825,7 +1045,6 @@ class Session:
                     f"digest is named {stored[0]!r}",
                 )
             sections.append((position, name, section_digest))
-            (head if position == "head" else tail).append(stored)
         facts = record["facts"]
         if not isinstance(facts, list) or not all(
             isinstance(fact, list)
@@ -835,10 +1054,14 @@ class Session:
         ):
             self._fail(line, "'facts' must be a list of [name, value] string pairs")
         recorded = _digest_field(self, record, "digest", line)
-        try:
-            context = RunContext(head_sections=head, facts=facts, tail_sections=tail)
-        except (RunContextError, ValueError, TypeError) as error:
-            self._fail(line, f"run {number}'s context cannot be rebuilt: {error}")
+        time = _time_field(self, record, line)
+        structure: _Structure = (tuple(sections), tuple((name, value) for name, value in facts))
+        context = self._contexts.get(structure)
+        if context is None:
+            if known is not None and known.digest == recorded:
+                context = known  # this session's own run: the context it was given
+            else:
+                context = self._build_context(structure, number, line)
         if context.digest != recorded:
             raise TranscriptDigestError(
                 f"run {number}'s context rebuilt from the transcript has digest "
@@ -846,28 +1069,47 @@ class Session:
                 path=self._path,
                 line=line,
             )
+        self._contexts[structure] = context
         self._envelopes.append(
             _Envelope(
                 number=number,
-                time=_time_field(self, record, line),
+                time=time,
                 digest=recorded,
                 messages=messages,
-                sections=tuple(sections),
-                facts=tuple((name, value) for name, value in facts),
+                structure=structure,
             )
         )
 
+    def _build_context(self, structure: _Structure, number: int, line: int) -> RunContext:
+        sections, facts = structure
+        head = [self._sections[d] for position, _, d in sections if position == "head"]
+        tail = [self._sections[d] for position, _, d in sections if position == "tail"]
+        try:
+            context = RunContext(head_sections=head, facts=facts, tail_sections=tail)
+        except (RunContextError, ValueError, TypeError) as error:
+            self._fail(line, f"run {number}'s context cannot be rebuilt: {error}")
+        if _structure(context) != structure:
+            # The envelope names entries a RunContext would drop or change (an empty section,
+            # text with trailing whitespace): a writer never records those.
+            self._fail(
+                line,
+                f"run {number}'s sections and facts are not those of a RunContext built from "
+                "them (an entry is empty or not normalised): the file was altered",
+            )
+        return context
+
     def _run(self, envelope: _Envelope) -> Run:
-        head = [self._sections[d] for p, _, d in envelope.sections if p == "head"]
-        tail = [self._sections[d] for p, _, d in envelope.sections if p == "tail"]
-        context = RunContext(head_sections=head, facts=envelope.facts, tail_sections=tail)
         return Run(
             number=envelope.number,
             time=envelope.time,
             digest=envelope.digest,
             messages=envelope.messages,
-            context=context,
+            context=self._contexts[envelope.structure],
         )
+
+
+def _message_digest(message: Mapping[str, Any], argument: str) -> str:
+    return digest_bytes(_message_body(message, argument))
 
 
 def _field_problem(kind: str, fields: set[str]) -> str:

@@ -283,38 +283,72 @@ fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), Can
         Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Number(v) => write_f64(out, *v)?,
         Value::String(s) => write_str(out, s),
-        Value::Array(items) => {
-            if depth >= MAX_DEPTH {
-                return Err(CanonicalError::new(CanonicalErrorKind::TooDeep));
-            }
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_value(out, item, depth + 1).map_err(|e| e.in_index(i))?;
-            }
-            out.push(b']');
-        }
+        Value::Array(items) => write_array(out, items.len(), depth, |out, i, depth| {
+            write_value(out, &items[i], depth)
+        })?,
         Value::Object(members) => {
-            if depth >= MAX_DEPTH {
-                return Err(CanonicalError::new(CanonicalErrorKind::TooDeep));
-            }
-            let mut sorted: Vec<(&str, &Value)> =
+            let mut members: Vec<(&str, &Value)> =
                 members.iter().map(|(k, v)| (k.as_str(), v)).collect();
-            sort_members(&mut sorted)?;
-            out.push(b'{');
-            for (i, (key, item)) in sorted.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_str(out, key);
-                out.push(b':');
-                write_value(out, item, depth + 1).map_err(|e| e.in_key(key))?;
-            }
-            out.push(b'}');
+            write_object(out, &mut members, depth, |out, v, depth| {
+                write_value(out, v, depth)
+            })?
         }
     }
+    Ok(())
+}
+
+fn enter(depth: usize) -> Result<(), CanonicalError> {
+    if depth >= MAX_DEPTH {
+        Err(CanonicalError::new(CanonicalErrorKind::TooDeep))
+    } else {
+        Ok(())
+    }
+}
+
+/// Writes an array of `len` elements found at `depth` containers deep: element `i` is written
+/// by `write_element(out, i, depth + 1)`, and an error in it is located at `[i]`.
+///
+/// Front ends with their own values (the Python binding) write through this and
+/// [`write_object`], so the structure rules (depth limit, separators, paths) live here once.
+pub fn write_array(
+    out: &mut Vec<u8>,
+    len: usize,
+    depth: usize,
+    mut write_element: impl FnMut(&mut Vec<u8>, usize, usize) -> Result<(), CanonicalError>,
+) -> Result<(), CanonicalError> {
+    enter(depth)?;
+    out.push(b'[');
+    for i in 0..len {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_element(out, i, depth + 1).map_err(|e| e.in_index(i))?;
+    }
+    out.push(b']');
+    Ok(())
+}
+
+/// Writes an object found at `depth` containers deep: members in canonical order, duplicate
+/// keys refused, each value written by `write_member(out, value, depth + 1)`, and an error in
+/// it located at the member's key.
+pub fn write_object<V>(
+    out: &mut Vec<u8>,
+    members: &mut [(&str, V)],
+    depth: usize,
+    mut write_member: impl FnMut(&mut Vec<u8>, &V, usize) -> Result<(), CanonicalError>,
+) -> Result<(), CanonicalError> {
+    enter(depth)?;
+    sort_members(members)?;
+    out.push(b'{');
+    for (i, (key, value)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, key);
+        out.push(b':');
+        write_member(out, value, depth + 1).map_err(|e| e.in_key(key))?;
+    }
+    out.push(b'}');
     Ok(())
 }
 

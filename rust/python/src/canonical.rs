@@ -11,8 +11,8 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use runcontext_core::canonical::{sort_members, write_f64, write_i64, write_str};
-use runcontext_core::{CanonicalError, CanonicalErrorKind, MAX_DEPTH};
+use runcontext_core::canonical::{write_array, write_f64, write_i64, write_object, write_str};
+use runcontext_core::{CanonicalError, CanonicalErrorKind};
 
 use crate::errors::{canonical_error, parse_error};
 
@@ -93,37 +93,30 @@ fn write_sequence(
     seq: &Bound<'_, PyAny>,
     depth: usize,
 ) -> Result<(), CanonicalError> {
-    if depth >= MAX_DEPTH {
-        return Err(kind_error(CanonicalErrorKind::TooDeep));
-    }
     let py = seq.py();
+    let ptr = seq.as_ptr();
     let is_list = seq.is_instance_of::<PyList>();
     // SAFETY: `seq` is a list or tuple; no Python code runs during the walk, so its length
     // and items cannot change, and borrowed items stay alive while `seq` does.
     let len = unsafe {
         if is_list {
-            ffi::PyList_GET_SIZE(seq.as_ptr())
+            ffi::PyList_GET_SIZE(ptr)
         } else {
-            ffi::PyTuple_GET_SIZE(seq.as_ptr())
+            ffi::PyTuple_GET_SIZE(ptr)
         }
     };
-    out.push(b'[');
-    for i in 0..len {
-        if i > 0 {
-            out.push(b',');
-        }
+    write_array(out, len as usize, depth, |out, i, depth| {
         let item = unsafe {
-            let ptr = if is_list {
-                ffi::PyList_GET_ITEM(seq.as_ptr(), i)
+            let i = i as ffi::Py_ssize_t;
+            let item = if is_list {
+                ffi::PyList_GET_ITEM(ptr, i)
             } else {
-                ffi::PyTuple_GET_ITEM(seq.as_ptr(), i)
+                ffi::PyTuple_GET_ITEM(ptr, i)
             };
-            Borrowed::from_ptr(py, ptr)
+            Borrowed::from_ptr(py, item)
         };
-        write_value(out, &item, depth + 1).map_err(|e| e.in_index(i as usize))?;
-    }
-    out.push(b']');
-    Ok(())
+        write_value(out, &item, depth)
+    })
 }
 
 fn write_dict(
@@ -131,9 +124,6 @@ fn write_dict(
     dict: &Bound<'_, PyDict>,
     depth: usize,
 ) -> Result<(), CanonicalError> {
-    if depth >= MAX_DEPTH {
-        return Err(kind_error(CanonicalErrorKind::TooDeep));
-    }
     let py = dict.py();
     let mut members: Vec<(&str, *mut ffi::PyObject)> = Vec::with_capacity(dict.len());
     let (mut pos, mut key, mut value): (ffi::Py_ssize_t, *mut ffi::PyObject, *mut ffi::PyObject) =
@@ -151,19 +141,10 @@ fn write_dict(
             unsafe { utf8(key) }.ok_or_else(|| kind_error(CanonicalErrorKind::LoneSurrogate))?;
         members.push((text, value));
     }
-    sort_members(&mut members)?;
-    out.push(b'{');
-    for (i, (key, value)) in members.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_str(out, key);
-        out.push(b':');
+    write_object(out, &mut members, depth, |out, value, depth| {
         let item = unsafe { Borrowed::from_ptr(py, *value) };
-        write_value(out, &item, depth + 1).map_err(|e| e.in_key(key))?;
-    }
-    out.push(b'}');
-    Ok(())
+        write_value(out, &item, depth)
+    })
 }
 
 fn to_canonical(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {

@@ -9,7 +9,9 @@ Prints medians (and p90) in milliseconds:
 - ``build()`` and ``abuild()`` with 20 trivial providers, against calling the same 20
   ``collect()`` methods in a loop: the difference is what the builder itself costs (worker
   hand-off, checks, redaction, RunContext);
-- ``redact()`` over a 32 KiB instructions-like text (the instructions budget).
+- ``redact()`` over 32 KiB (the instructions budget) of ordinary text, of text dense with
+  the assignment key words, and of ``password=`` repeated (the worst shape for the
+  assignment scan).
 """
 
 from __future__ import annotations
@@ -101,6 +103,15 @@ def main() -> None:
 
     text = ("Use `make test`; commit hashes like 0123456789abcdef0123 are fine.\n" * 500)[:32768]
     report("redact() of 32 KiB without secrets", measure(lambda: redact(text), args.runs))
+    # Key words make the assignment scan look at every one of them: the common case for
+    # an AGENTS.md that talks about credentials without holding any.
+    worded = (
+        "Read the api_key from $OPENAI_API_KEY; never commit a password or secret. "
+        "The token: see docs. password: must be 12 characters. secret_key = <set me>\n" * 300
+    )[:32768]
+    report("redact() of 32 KiB dense with key words", measure(lambda: redact(worded), args.runs))
+    hostile = "password=" * (32768 // 9)  # a key word and an operator every 9 characters
+    report("redact() of 32 KiB of 'password='", measure(lambda: redact(hostile), args.runs))
 
 
 if __name__ == "__main__":

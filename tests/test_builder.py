@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +20,7 @@ from typing import Any
 import pytest
 
 from runcontext import RunContext, RunContextError
-from runcontext.builder import ContextBuilder
+from runcontext.builder import _FLIGHTS, ContextBuilder, _DaemonPool
 from runcontext.providers import Contribution, Diagnostic
 
 SLACK = 0.5  # how far past its deadline a build may return on a busy 2-core machine
@@ -234,18 +236,84 @@ def test_hung_raising_and_huge_providers_leave_the_others(hang: Hang) -> None:
     assert "late" not in facts_of(context)  # the late result went nowhere
 
 
-def test_repeated_builds_with_hung_providers_stay_bounded() -> None:
-    hung = [Hang() for _ in range(3)]
+def test_repeated_builds_with_hung_providers_stay_bounded(hang: Hang) -> None:
+    builder = ContextBuilder([hang, fact("ok", "1")], deadline=0.05)
+    context, diagnostics = builder.build()  # starts the collect that will hang
+    assert kinds(diagnostics) == [("hang", "timeout")]
+    threads = threading.active_count()
+    for _ in range(30):
+        context, diagnostics = builder.build()
+        assert facts_of(context) == {"ok": "1"}
+        [diagnostic] = diagnostics
+        assert diagnostic.kind == "timeout"
+        assert diagnostic.message.startswith("still running since an earlier build")
+    # One worker stays stuck in the hung collect; without the bound it would be 31. (A few
+    # more may start when a build finds no idle worker in the instant one is freed.)
+    assert threading.active_count() <= threads + 3
+    # Nor does abuild(), or a new builder with the same provider object.
+    _, diagnostics = asyncio.run(builder.abuild())
+    assert "still running since an earlier build" in diagnostics[0].message
+    _, diagnostics = ContextBuilder([hang], deadline=0.05).build()
+    assert "still running since an earlier build" in diagnostics[0].message
+    assert threading.active_count() <= threads + 3
+    hang.release.set()
+    assert hang.finished.wait(timeout=10)
+    limit = time.monotonic() + 10  # the worker hands the outcome back just after `finished`
+    while time.monotonic() < limit:
+        context, diagnostics = builder.build()
+        if not diagnostics:
+            break
+    assert facts_of(context) == {"late": "should never appear", "ok": "1"}  # started again
+
+
+def test_overlapping_builds_share_one_collect() -> None:
+    class Gate:
+        name = "gate"
+        revision = "gate/1"
+
+        def __init__(self) -> None:
+            self.started = threading.Event()
+            self.release = threading.Event()
+            self.calls = 0
+
+        def collect(self, deadline: float) -> Contribution:
+            self.calls += 1
+            self.started.set()
+            assert self.release.wait(timeout=10)
+            return Contribution(facts=[("gate", "open")])
+
+    gate = Gate()
+    builder = ContextBuilder([gate], deadline=30)
+    results: list[tuple[RunContext, tuple[Diagnostic, ...]]] = []
+    threads = [threading.Thread(target=lambda: results.append(builder.build())) for _ in "ab"]
     try:
-        for provider in hung:  # each run leaves one more worker stuck
-            started = time.monotonic()
-            context, diagnostics = ContextBuilder([provider, fact("ok", "1")], deadline=0.2).build()
-            assert time.monotonic() - started < 0.2 + SLACK
-            assert facts_of(context) == {"ok": "1"}
-            assert kinds(diagnostics) == [("hang", "timeout")]
+        threads[0].start()
+        assert gate.started.wait(timeout=10)
+        threads[1].start()
+        limit = time.monotonic() + 10
+        while len(_FLIGHTS._running[id(gate)].waiters) < 2 and time.monotonic() < limit:
+            pass  # until the second build has joined the collect in flight
     finally:
-        for provider in hung:
-            provider.release.set()
+        gate.release.set()
+        for thread in threads:
+            thread.join(timeout=10)
+    assert gate.calls == 1
+    assert [(facts_of(context), diagnostics) for context, diagnostics in results] == [
+        ({"gate": "open"}, ()),
+        ({"gate": "open"}, ()),
+    ]
+
+
+def test_the_worker_pool_has_a_ceiling() -> None:
+    pool = _DaemonPool(max_workers=2)
+    release = threading.Event()
+    try:
+        pool.submit(lambda: release.wait(10) and None)
+        pool.submit(lambda: release.wait(10) and None)
+        with pytest.raises(RuntimeError, match="all 2 provider worker threads are busy"):
+            pool.submit(lambda: None)
+    finally:
+        release.set()
 
 
 @pytest.mark.parametrize(
@@ -287,6 +355,161 @@ def test_byte_bound_counts_utf8_bytes() -> None:
     assert "1801 bytes" in diagnostics[0].message
     context, diagnostics = ContextBuilder([provider], max_bytes=2000).build()
     assert facts_of(context) == {"w": "€" * 600} and diagnostics == ()
+
+
+def test_too_large_message_before_encoding() -> None:
+    provider = Static("big", Contribution(facts=[("big", "x" * 70_000)]))
+    _, diagnostics = ContextBuilder([provider]).build()
+    assert diagnostics == (
+        Diagnostic("big", "too-large", "contribution left out: more than the 65536-byte bound"),
+    )
+
+
+def test_every_entry_counts_towards_the_bound() -> None:
+    # Entries left out for an empty value still count their names: an endless supply of
+    # them is refused, not iterated for ever.
+    empties = [(f"name-{index}", "") for index in range(200)]
+    _, diagnostics = ContextBuilder(
+        [Static("e", Contribution(facts=empties))], max_bytes=1000
+    ).build()
+    assert kinds(diagnostics) == [("e", "too-large")]
+
+
+def test_a_provider_may_declare_a_larger_bound() -> None:
+    class Large(Static):
+        max_output_bytes = 200_000
+
+    provider = Large("large", Contribution(head=[("large", "x" * 150_000)]))
+    context, diagnostics = ContextBuilder([provider]).build()
+    assert diagnostics == () and len(context.head_sections[0][1]) == 150_000
+    small = ContextBuilder([Large("l"), fact("a", "1")])
+    assert small.revision != ContextBuilder([Static("l"), fact("a", "1")]).revision
+    Large.max_output_bytes = 0
+    with pytest.raises(ValueError, match=r"\('l'\): max_output_bytes must be a positive int"):
+        ContextBuilder([Large("l")])
+
+
+class Weird(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no message for you")
+
+
+class Unmeasurable(str):
+    """A str whose own __len__ and __str__ raise: the builder must not rely on them."""
+
+    def __len__(self) -> int:
+        raise RuntimeError("no length")
+
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+def broken_notes() -> Iterator[tuple[str, str]]:
+    yield ("note", "first")
+    raise RuntimeError("the generator broke")
+
+
+@pytest.mark.parametrize(
+    ("result", "expected"),
+    [
+        (Contribution(facts=[("kept", "1")], diagnostics=broken_notes()), ("bad", "invalid")),
+        (Contribution(facts=[("kept", "1")], diagnostics=42), ("bad", "invalid")),  # type: ignore[arg-type]
+    ],
+)
+def test_unreadable_diagnostics_are_invalid_and_the_facts_stay(
+    result: Contribution, expected: tuple[str, str]
+) -> None:
+    context, diagnostics = ContextBuilder([Static("bad", result)]).build()
+    assert facts_of(context) == {"kept": "1"}
+    assert kinds(diagnostics) == [expected]
+    assert diagnostics[0].message == "diagnostics was not a sequence of (kind, message) pairs"
+
+
+def test_hostile_strings_and_exceptions_never_escape_build() -> None:
+    odd = Static(
+        "odd",
+        Contribution(
+            facts=[(Unmeasurable("name"), Unmeasurable("value"))],
+            diagnostics=[(Unmeasurable("kind"), Unmeasurable("message"))],
+        ),
+    )
+    context, diagnostics = ContextBuilder([odd, Raises(Weird()), fact("ok", "1")]).build()
+    assert facts_of(context) == {"name": "value", "ok": "1"}
+    assert type(context.facts[0][1]) is str
+    assert [tuple(d) for d in diagnostics] == [
+        ("odd", "kind", "message"),
+        ("raises", "error", "raised Weird (its message could not be read)"),
+    ]
+
+
+def test_long_messages_are_cut_after_redacting_across_the_cut() -> None:
+    secret = "hunter2" + "x" * 40
+    message = (
+        "a" * 262 + " password=" + secret
+    )  # the secret crosses character 300 + " " + "b " * 100_000
+    _, diagnostics = ContextBuilder([Raises(ValueError(message))]).build()
+    [diagnostic] = diagnostics
+    assert len(diagnostic.message) == 300 and diagnostic.message.endswith("…")
+    assert "hunt" not in diagnostic.message
+    assert "password=[redac" in diagnostic.message
+
+
+GUARDED_BUILDS = """
+import itertools
+from collections.abc import Sequence
+from runcontext.builder import _FLIGHTS, ContextBuilder, _DaemonPool
+from runcontext.providers import Contribution
+
+class P:
+    revision = "p/1"
+    def __init__(self, name, result):
+        self.name, self.result = name, result
+    def collect(self, deadline):
+        if isinstance(self.result, BaseException):
+            raise self.result
+        return self.result
+
+class Endless(Sequence):
+    def __len__(self):
+        return 1
+    def __getitem__(self, index):
+        return ("", "")  # never an IndexError: iterating it never ends
+
+class EndlessPair(tuple):
+    def __iter__(self):
+        return itertools.repeat("x")
+
+cases = [
+    Contribution(diagnostics=itertools.repeat(("kind", "message"))),
+    Contribution(diagnostics=[("kind", "x " * 5_000_000)]),
+    Contribution(facts=Endless()),
+    Contribution(facts=[EndlessPair(("a", "b"))]),
+    Contribution(facts=[("x", "password" * 8000)]),
+    ValueError("secret" * 200_000),
+]
+for index, case in enumerate(cases):
+    context, diagnostics = ContextBuilder([P(f"p{index}", case)]).build()
+    print(index, len(diagnostics), *sorted({d.kind for d in diagnostics}))
+"""
+
+
+def test_pathological_contributions_do_not_stall_the_build() -> None:
+    # Each of these hung build() or took seconds; the guard trips only on such a blow-up.
+    result = subprocess.run(
+        [sys.executable, "-c", GUARDED_BUILDS],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=True,
+    )
+    assert result.stdout.splitlines() == [
+        "0 20 kind",  # relayed, at most 20
+        "1 1 kind",
+        "2 1 too-large",
+        "3 1 invalid",
+        "4 0",
+        "5 1 error",
+    ]
 
 
 def test_provider_diagnostics_are_relayed_bounded_and_checked() -> None:
@@ -359,6 +582,21 @@ def test_async_hang_under_build_is_a_timeout() -> None:
     assert facts_of(context) == {"ok": "1"}
     assert kinds(diagnostics) == [("async-hang", "timeout")]
     assert provider.cancelled.wait(timeout=10)  # its private loop cancelled it
+
+
+def test_an_async_providers_own_timeout_error_is_an_error_under_both() -> None:
+    class OwnTimeout:
+        name = "own-timeout"
+        revision = "own-timeout/1"
+
+        async def collect(self, deadline: float) -> Contribution:
+            await asyncio.sleep(0)
+            raise TimeoutError("the provider's own")
+
+    builder = ContextBuilder([OwnTimeout()], deadline=10)
+    expected = (Diagnostic("own-timeout", "error", "raised TimeoutError: the provider's own"),)
+    assert builder.build()[1] == expected
+    assert asyncio.run(builder.abuild())[1] == expected
 
 
 def test_abuild_mixes_sync_and_async_in_provider_order() -> None:

@@ -45,10 +45,15 @@ def repo(tmp_path: Path) -> Path:
     return path
 
 
-def show(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="runcontext")
     _cli_show.register(parser.add_subparsers())
-    args = parser.parse_args(["show", *argv])
+    return parser.parse_args(["show", *argv])
+
+
+def show(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    # A generous deadline: on a loaded machine the default 0.25 s could drop the git facts.
+    args = parse(*argv, "--deadline", "5")
     assert args.handler(args) == 0
     return capsys.readouterr().out
 
@@ -193,9 +198,7 @@ def test_request_anthropic(repo: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 def test_request_diagnostics_go_to_stderr(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (repo / "AGENTS.md").write_text("password=" + "hunter2\n")
-    parser = argparse.ArgumentParser(prog="runcontext")
-    _cli_show.register(parser.add_subparsers())
-    args = parser.parse_args(["show", str(repo), "--request", "openai"])
+    args = parse(str(repo), "--request", "openai", "--deadline", "5")
     assert args.handler(args) == 0
     captured = capsys.readouterr()
     json.loads(captured.out)  # stdout stays one JSON document
@@ -203,11 +206,27 @@ def test_request_diagnostics_go_to_stderr(repo: Path, capsys: pytest.CaptureFixt
 
 
 def test_missing_directory_is_a_clear_error(tmp_path: Path) -> None:
-    parser = argparse.ArgumentParser(prog="runcontext")
-    _cli_show.register(parser.add_subparsers())
-    args = parser.parse_args(["show", str(tmp_path / "missing")])
-    with pytest.raises(NotADirectoryError, match="missing: no such directory"):
+    args = parse(str(tmp_path / "missing"))
+    with pytest.raises(FileNotFoundError, match="missing: no such directory"):
         args.handler(args)
+
+
+def test_a_file_is_not_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x\n")
+    args = parse(str(tmp_path / "afile"))
+    with pytest.raises(NotADirectoryError, match="afile: is not a directory"):
+        args.handler(args)
+
+
+def test_instructions_budget_above_the_builder_bound(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = "Document every public function and keep it tested.\n" * 1800  # about 90 KB
+    (repo / "AGENTS.md").write_text(body)
+    document = show_json(capsys, str(repo), "--instructions-max-bytes", str(128 * 1024))
+    assert document["diagnostics"] == []
+    [section] = document["sections"]
+    assert section["text"].endswith(body.rstrip())
 
 
 def test_json_and_request_are_exclusive(capsys: pytest.CaptureFixture[str]) -> None:

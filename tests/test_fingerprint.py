@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import blake3
@@ -107,3 +108,16 @@ def test_a_tool_without_a_json_form_names_its_path() -> None:
     with pytest.raises(CanonicalJSONError) as caught:
         fp(tools=[TOOL, {"parameters": {"default": float("nan")}}])
     assert caught.value.path == "$.tools[1].parameters.default"
+
+
+def test_any_mapping_is_a_tool_declaration() -> None:
+    frozen = MappingProxyType(TOOL)  # e.g. a tool catalogue kept read-only
+    assert fp(tools=[frozen]) == fp()
+
+
+def test_a_mapping_nested_in_a_tool_names_its_path() -> None:
+    nested = {"type": "function", "function": MappingProxyType({"name": "read"})}
+    with pytest.raises(CanonicalJSONError) as caught:
+        fp(tools=[nested])
+    assert caught.value.path == "$.tools[0].function"
+    assert "convert it to a dict" in str(caught.value)

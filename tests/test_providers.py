@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from runcontext.builder import ContextBuilder
 from runcontext.providers import (
     ClockProvider,
     Contribution,
@@ -25,7 +26,10 @@ from runcontext.providers import (
     default_providers,
 )
 
-LATER = time.monotonic() + 60
+
+def later() -> float:
+    """A deadline a minute from now, computed when the test runs (not at import)."""
+    return time.monotonic() + 60
 
 
 def fixed(moment: datetime) -> ClockProvider:
@@ -36,7 +40,7 @@ def fixed(moment: datetime) -> ClockProvider:
 
 
 def test_clock_date_with_english_weekday() -> None:
-    contribution = fixed(datetime(2025, 3, 7, 14, 5, tzinfo=UTC)).collect(LATER)
+    contribution = fixed(datetime(2025, 3, 7, 14, 5, tzinfo=UTC)).collect(later())
     assert contribution == Contribution(facts=[("date", "2025-03-07 (Friday)")])
 
 
@@ -44,7 +48,7 @@ def test_clock_time_and_zone() -> None:
     zone = timezone(timedelta(hours=-3, minutes=-30), "NDT")
     moment = datetime(2024, 2, 29, 9, 7, tzinfo=zone)
     provider = ClockProvider(time=True, zone=True, now=lambda: moment)
-    assert provider.collect(LATER).facts == [
+    assert provider.collect(later()).facts == [
         ("date", "2024-02-29 (Thursday)"),
         ("time", "09:07"),
         ("timezone", "NDT (UTC-03:30)"),
@@ -60,13 +64,13 @@ def test_clock_time_and_zone() -> None:
     ],
 )
 def test_clock_zone_forms(moment: datetime, expected: str) -> None:
-    facts = dict(ClockProvider(zone=True, now=lambda: moment).collect(LATER).facts)
+    facts = dict(ClockProvider(zone=True, now=lambda: moment).collect(later()).facts)
     assert facts["timezone"] == expected
 
 
 def test_clock_default_reads_the_local_clock() -> None:
     before = datetime.now().astimezone().date()
-    [(name, value)] = ClockProvider().collect(LATER).facts
+    [(name, value)] = ClockProvider().collect(later()).facts
     after = datetime.now().astimezone().date()
     assert name == "date"
     assert value is not None and value[:10] in (before.isoformat(), after.isoformat())
@@ -91,7 +95,7 @@ def test_cwd_makes_the_path_absolute_without_resolving_links(
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "real")
     monkeypatch.chdir(tmp_path)
-    assert CwdProvider("link").collect(LATER).facts == [("cwd", str(tmp_path / "link"))]
+    assert CwdProvider("link").collect(later()).facts == [("cwd", str(tmp_path / "link"))]
 
 
 def test_cwd_default_is_read_at_each_collect(
@@ -99,14 +103,14 @@ def test_cwd_default_is_read_at_each_collect(
 ) -> None:
     provider = CwdProvider()
     monkeypatch.chdir(tmp_path)
-    assert provider.collect(LATER).facts == [("cwd", os.getcwd())]
+    assert provider.collect(later()).facts == [("cwd", os.getcwd())]
     (tmp_path / "sub").mkdir()
     monkeypatch.chdir(tmp_path / "sub")
-    assert provider.collect(LATER).facts == [("cwd", os.getcwd())]
+    assert provider.collect(later()).facts == [("cwd", os.getcwd())]
 
 
 def test_platform_names_the_system_and_machine() -> None:
-    [(name, value)] = PlatformProvider().collect(LATER).facts
+    [(name, value)] = PlatformProvider().collect(later()).facts
     assert name == "platform"
     assert (
         value == f"{sys.platform if sys.platform != 'win32' else 'windows'} ({platform.machine()})"
@@ -131,7 +135,7 @@ def make_repo(path: Path) -> Path:
 
 
 def sections(path: Path, **options: object) -> list[tuple[str, str | None]]:
-    contribution = InstructionsProvider(path, **options).collect(LATER)  # type: ignore[arg-type]
+    contribution = InstructionsProvider(path, **options).collect(later())  # type: ignore[arg-type]
     assert contribution.facts == () and contribution.tail == ()
     return list(contribution.head)
 
@@ -222,7 +226,7 @@ def test_instructions_budget_cuts_at_a_character_boundary(tmp_path: Path) -> Non
     (repo / "AGENTS.md").write_text(body)
     (repo / "sub" / "AGENTS.md").write_text("left out\n")
     for budget in (1000, 1001, 1002, 1003, 4096):
-        contribution = InstructionsProvider(repo / "sub", max_bytes=budget).collect(LATER)
+        contribution = InstructionsProvider(repo / "sub", max_bytes=budget).collect(later())
         [(name, text)] = contribution.head
         assert name == "instructions:AGENTS.md" and text is not None
         assert len(text.encode()) <= budget
@@ -243,7 +247,7 @@ def test_instructions_within_budget_are_whole(tmp_path: Path) -> None:
     (repo / "AGENTS.md").write_text("a" * 1000)
     (repo / "sub").mkdir()
     (repo / "sub" / "AGENTS.md").write_text("b" * 1000)
-    contribution = InstructionsProvider(repo / "sub", max_bytes=4096).collect(LATER)
+    contribution = InstructionsProvider(repo / "sub", max_bytes=4096).collect(later())
     assert contribution.diagnostics == []
     [(_, root), (_, sub)] = contribution.head
     assert root is not None and root.endswith(":\n\n" + "a" * 1000)
@@ -255,7 +259,7 @@ def test_instructions_file_too_big_for_even_its_header_is_left_out(tmp_path: Pat
     (repo / "AGENTS.md").write_text("a" * 900)
     (repo / "sub").mkdir()
     (repo / "sub" / "AGENTS.md").write_text("b" * 900)
-    contribution = InstructionsProvider(repo / "sub", max_bytes=1000).collect(LATER)
+    contribution = InstructionsProvider(repo / "sub", max_bytes=1000).collect(later())
     assert [name for name, _ in contribution.head] == ["instructions:AGENTS.md"]
     total = sum(len(text.encode()) for _, text in contribution.head if text)
     assert total <= 1000
@@ -280,7 +284,7 @@ def test_instructions_unreadable_files_are_diagnostics(tmp_path: Path) -> None:
     (repo / "a" / "b" / "AGENTS.md").write_bytes(b"\xff\xfe not UTF-8")
     (repo / "a" / "b" / "c").mkdir()
     (repo / "a" / "b" / "c" / "AGENTS.md").write_text("still read\n")
-    contribution = InstructionsProvider(repo / "a" / "b" / "c").collect(LATER)
+    contribution = InstructionsProvider(repo / "a" / "b" / "c").collect(later())
     assert [name for name, _ in contribution.head] == ["instructions:a/b/c/AGENTS.md"]
     kinds = [(kind, message.split(":")[0]) for kind, message in contribution.diagnostics]
     assert kinds == [
@@ -304,7 +308,7 @@ def test_instructions_permission_denied_is_a_diagnostic(
         return real_open(path, flags, *args)
 
     monkeypatch.setattr(os, "open", refuse)
-    contribution = InstructionsProvider(tmp_path).collect(LATER)
+    contribution = InstructionsProvider(tmp_path).collect(later())
     assert contribution.head == []
     [(kind, message)] = contribution.diagnostics
     assert kind == "unreadable"
@@ -330,3 +334,75 @@ def test_instructions_options_are_checked(
 def test_instructions_revision_names_its_options() -> None:
     assert InstructionsProvider().revision != InstructionsProvider(names=("CLAUDE.md",)).revision
     assert InstructionsProvider().revision != InstructionsProvider(max_bytes=1024).revision
+
+
+def test_instructions_link_outside_the_repository_is_not_read(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    credentials = tmp_path / "credentials"
+    credentials.write_text("aws_secret_access_key = " + "wJalrXUtnFEMI\n")
+    (repo / "AGENTS.md").symlink_to(credentials)
+    (repo / "docs").mkdir()
+    (repo / "docs" / "rules.md").write_text("inside rules\n")
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "AGENTS.md").symlink_to(repo / "docs" / "rules.md")  # inside: fine
+    contribution = InstructionsProvider(repo / "pkg").collect(later())
+    assert [name for name, _ in contribution.head] == ["instructions:pkg/AGENTS.md"]
+    assert "wJalrXUtnFEMI" not in repr(contribution)
+    assert contribution.diagnostics == [
+        ("unreadable", "AGENTS.md: a link to a file outside the repository; not read")
+    ]
+
+
+def test_instructions_link_through_a_linked_directory_outside_is_not_read(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "AGENTS.md").write_text("not this project's\n")
+    (repo / "AGENTS.md").symlink_to(Path("..") / "elsewhere" / "AGENTS.md")
+    [(kind, message)] = InstructionsProvider(repo).collect(later()).diagnostics
+    assert kind == "unreadable" and "outside the repository" in message
+
+
+def test_instructions_outside_a_repository_refuse_links_out_of_the_directory(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "secret.txt").write_text("parent's file\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "AGENTS.md").symlink_to(tmp_path / "secret.txt")
+    contribution = InstructionsProvider(work).collect(later())
+    assert contribution.head == []
+    assert contribution.diagnostics == [
+        ("unreadable", "AGENTS.md: a link to a file outside the directory; not read")
+    ]
+
+
+def test_instructions_in_a_repository_reached_through_a_link_are_read(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "real" / "repo")
+    (repo / "AGENTS.md").write_text("rules\n")
+    (tmp_path / "link").symlink_to(repo)  # the repository itself behind a link: inside
+    [(name, text)] = sections(tmp_path / "link")
+    assert name == "instructions:AGENTS.md" and text is not None and text.endswith("rules\n")
+
+
+def test_instructions_declare_an_output_bound_that_covers_their_budget() -> None:
+    assert InstructionsProvider(max_bytes=100_000).max_output_bytes == 200_000
+
+
+def test_a_budget_above_the_builder_bound_is_not_refused(tmp_path: Path) -> None:
+    body = "Keep every public function documented and tested.\n" * 1800  # about 90 KB
+    (tmp_path / "AGENTS.md").write_text(body)
+    providers = default_providers(tmp_path, instructions_max_bytes=128 * 1024)
+    context, diagnostics = ContextBuilder(providers, deadline=10).build()
+    assert len(body.encode()) > 64 * 1024  # over the builder's default bound
+    assert diagnostics == ()
+    [(name, text)] = context.head_sections
+    assert name == "instructions:AGENTS.md" and text.endswith(body.rstrip())
+
+
+def test_default_providers_clock_time_adds_time_and_zone(tmp_path: Path) -> None:
+    clock = default_providers(tmp_path, clock_time=True)[0]
+    assert clock.revision == ClockProvider(time=True, zone=True).revision
+    names = [name for name, _ in clock.collect(later()).facts]  # type: ignore[union-attr]
+    assert names == ["date", "time", "timezone"]

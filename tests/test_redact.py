@@ -6,6 +6,9 @@ string a secret scanner would (rightly) flag.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 import uuid
 from hashlib import sha1, sha256
 
@@ -14,6 +17,10 @@ import pytest
 from runcontext.providers.redact import PATTERNS, REDACTED, redact
 
 ALNUM = "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0zC"  # 32 mixed characters to build tokens from
+# The line the instructions provider ends a cut file with.
+MARKER = (
+    "[runcontext: AGENTS.md cut here; 40 of 900 bytes shown, the instructions budget is 300 bytes]"
+)
 
 SECRETS: list[tuple[str, str, str]] = [
     # (kind, text, expected text after redaction)
@@ -53,7 +60,29 @@ SECRETS: list[tuple[str, str, str]] = [
         "postgres://app:" + "s3cret@db:5432/x",
         f"postgres://app:{REDACTED}@db:5432/x",
     ),
+    (
+        "private-key",
+        "k:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n" + MARKER,
+        f"k:\n{REDACTED}\n{MARKER}",
+    ),
     ("password-assignment", "password=" + "hunter2", f"password={REDACTED}"),
+    ("password-assignment", 'password := "' + 'hunter2"', f"password := {REDACTED}"),
+    ("password-assignment", "'password' => '" + "hunter2'", f"'password' => {REDACTED}"),
+    ("password-assignment", "$password = '" + "hunter2';", f"$password = {REDACTED};"),
+    ("password-assignment", "passwd: " + "hunter2", f"passwd: {REDACTED}"),
+    ("password-assignment", "dbPassword: " + "Tr0ub4dor", f"dbPassword: {REDACTED}"),
+    ("password-assignment", "SECRET_KEY=" + "django-insecure-x1", f"SECRET_KEY={REDACTED}"),
+    ("password-assignment", "x-api-key: " + "abc123", f"x-api-key: {REDACTED}"),
+    (
+        "password-assignment",
+        "password: " + "hunter2 # the old one",
+        f"password: {REDACTED} # the old one",
+    ),
+    (
+        "password-assignment",
+        "PASSWORD=" + "hunter2 ./deploy.sh",
+        f"PASSWORD={REDACTED} ./deploy.sh",
+    ),
     ("password-assignment", "DB_PASSWORD = " + "'two words'", f"DB_PASSWORD = {REDACTED}"),
     ("password-assignment", 'secret: "' + 'abc def"', f"secret: {REDACTED}"),
     ("password-assignment", "client_secret=" + "xyz&next=1", f"client_secret={REDACTED}&next=1"),
@@ -148,3 +177,94 @@ def test_a_token_inside_a_longer_word_is_left_alone() -> None:
     for text in ("xAKIA" + "IOSFODNN7EXAMPLE", "my_ghp_" + ALNUM + "abcd", "a-sk-" + ALNUM):
         redacted, found = redact(text)
         assert redacted is text and not found
+
+
+# -- what is not a secret ---------------------------------------------------------------
+
+NOT_SECRETS = [
+    "Password: must be at least 12 characters.",  # prose after a colon
+    "The secret: nobody reads the docs.",
+    "secretary: Alice",  # the key word must be a whole word ...
+    "mysecret=value",
+    "secrets: inherit",
+    "api_key_env: OPENAI_API_KEY",  # ... followed only by _key/_token
+    "private_key_path: ~/.ssh/id_ed25519",
+    "passphrase=<your passphrase here>",  # placeholders and references
+    "Set password=$DB_PASSWORD in .env",
+    "password: ${{ secrets.DB_PASSWORD }}",
+    "secret: {{ vault_secret }}",
+    "api_key=%API_KEY%",
+    "secret=True",  # YAML and JSON scalars
+    "password: null",
+    '"password": false',
+    "if password == other:",  # a comparison, not an assignment
+    "Use the `sk-learn-compatible-estimators-api` package",  # no digit: not an OpenAI key
+    "| secret | yes |",
+]
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_things_that_look_like_assignments_but_are_not(text: str) -> None:
+    redacted, found = redact(text)
+    assert redacted is text and not found
+
+
+def test_an_openai_key_needs_a_digit() -> None:
+    assert redact("sk-" + "abcdefghijklmnopqrstuvwx") == ("sk-abcdefghijklmnopqrstuvwx", {})
+    assert redact("sk-" + "abcdefghijklmnopqrstuvw1")[1] == {"openai-key": 1}
+
+
+def test_a_long_value_is_redacted_whole() -> None:
+    value = "x1" * 600  # longer than the first scan of a value (256 characters)
+    for text, expected in (
+        ("password=" + value + " next", f"password={REDACTED} next"),
+        ('password="' + value + '" next', f"password={REDACTED} next"),
+        ('password="' + value + "\nnext", f"password={REDACTED}\nnext"),  # unterminated quote
+    ):
+        redacted, found = redact(text)
+        assert redacted == expected and found == {"password-assignment": 1}
+
+
+def test_a_cut_private_key_keeps_the_marker_line() -> None:
+    text = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n" + MARKER
+    redacted, found = redact(text)
+    assert redacted == f"{REDACTED}\n{MARKER}" and found == {"private-key": 1}
+
+
+# -- cost -------------------------------------------------------------------------------
+
+# 64 KiB inputs built to make a backtracking pattern rescan the text from every key word or
+# prefix (the 8 000-fold "password" took 8 s before the patterns were bounded).
+PATHOLOGICAL = """
+N = 64 * 1024
+cases = [
+    "password" * (N // 8),
+    "password=$" * (N // 10),
+    'password="' * (N // 10),
+    "password: word " * (N // 15),
+    "secret_key_token" * (N // 16),
+    "dbPassword" * (N // 10),
+    "-----BEGIN " * (N // 11),
+    "-----BEGIN PRIVATE KEY-----" + "A" * N,
+    "-----BEGIN PRIVATE KEY-----" + "\\n[runcontext: " * (N // 14),
+    "sk-ant-" + "a" * N,
+    "sk-" * (N // 3),
+    "://" + "a:" * (N // 2),
+    "ghp_" + "a" * N,
+    'password="' + "a" * N,
+    "password" + " " * N + "=x",
+]
+for text in cases:
+    redact(text)
+print("done", len(cases))
+"""
+
+
+def test_pathological_inputs_do_not_blow_up() -> None:
+    # A wall-clock guard, not a timing assertion: linear redaction of these takes
+    # milliseconds; a quadratic one takes minutes and trips the 20 s timeout.
+    code = "from runcontext.providers.redact import redact\n" + textwrap.dedent(PATHOLOGICAL)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=20, check=True
+    )
+    assert result.stdout.strip() == "done 15"

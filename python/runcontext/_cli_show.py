@@ -16,15 +16,7 @@ from typing import Any
 
 from runcontext._core import RunContext
 from runcontext.builder import ContextBuilder
-from runcontext.providers import (
-    ClockProvider,
-    CwdProvider,
-    Diagnostic,
-    GitProvider,
-    InstructionsProvider,
-    PlatformProvider,
-    Provider,
-)
+from runcontext.providers import Diagnostic, default_providers
 from runcontext.providers.instructions import DEFAULT_MAX_BYTES, DEFAULT_NAMES
 
 EXAMPLE_MESSAGE = "What should I work on next in this repository?"
@@ -83,29 +75,27 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def providers_for(args: argparse.Namespace) -> list[Provider]:
-    directory = os.path.abspath(args.directory)
-    names = tuple(args.instructions) if args.instructions else DEFAULT_NAMES
-    return [
-        ClockProvider(time=args.time, zone=args.time),
-        CwdProvider(directory),
-        PlatformProvider(),
-        GitProvider(directory, dirty=args.git_dirty),
-        InstructionsProvider(directory, names=names, max_bytes=args.instructions_max_bytes),
-    ]
-
-
 def run(args: argparse.Namespace) -> int:
     if not os.path.isdir(args.directory):
-        raise NotADirectoryError(f"{args.directory}: no such directory")
-    builder = ContextBuilder(providers_for(args), deadline=args.deadline)
+        if os.path.exists(args.directory):
+            raise NotADirectoryError(f"{args.directory}: is not a directory")
+        raise FileNotFoundError(f"{args.directory}: no such directory")
+    directory = os.path.abspath(args.directory)
+    providers = default_providers(
+        directory,
+        instruction_names=tuple(args.instructions) if args.instructions else DEFAULT_NAMES,
+        instructions_max_bytes=args.instructions_max_bytes,
+        git_dirty=args.git_dirty,
+        clock_time=args.time,
+    )
+    builder = ContextBuilder(providers, deadline=args.deadline)
     context, diagnostics = builder.build()
     if args.request:
         _print_json(_request(args.request, args.model, context))
         for diagnostic in diagnostics:  # stderr, so stdout stays a request body
             print(f"runcontext show: {diagnostic}", file=sys.stderr)
     elif args.json:
-        _print_json(_document(os.path.abspath(args.directory), builder, context, diagnostics))
+        _print_json(_document(directory, builder, context, diagnostics))
     else:
         sys.stdout.write(_report(context, builder, diagnostics))
     return 0

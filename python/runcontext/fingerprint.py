@@ -30,7 +30,9 @@ def request_fingerprint(
     ``revision`` is :attr:`runcontext.builder.ContextBuilder.revision` (or any string naming
     how the context was made). ``tools`` are the tool declarations as sent to the API, in
     order (the model sees them in order); they are canonicalised (RFC 8785), so key order
-    and number spelling do not matter. ``None`` and ``[]`` are the same: no tools.
+    and number spelling do not matter. Each tool may be any Mapping; values inside it must
+    be JSON values (dict, list, tuple, str, int, float, bool, None). ``None`` and ``[]`` are
+    the same: no tools.
     """
     if not isinstance(model, str) or not model:
         raise TypeError(f"model: expected a non-empty model name, got {model!r}")
@@ -52,7 +54,9 @@ def request_fingerprint(
                     f"tools[{index}]: expected a tool declaration mapping, "
                     f"got {type(tool).__name__}"
                 )
-        declared = list(tools)
+            # Any Mapping (a MappingProxyType, a frozen dict) hashes as the dict it holds;
+            # nested values must still have a JSON form (dicts, lists, str, numbers, ...).
+            declared.append(tool if type(tool) is dict else dict(tool))
     # `digest` canonicalises; a tool holding a value JSON cannot (a set, NaN) raises
     # CanonicalJSONError with its path, e.g. `$.tools[2].parameters.default`.
     return digest(

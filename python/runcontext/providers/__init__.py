@@ -41,13 +41,17 @@ def default_providers(
     instruction_names: Sequence[str] = DEFAULT_NAMES,
     instructions_max_bytes: int = DEFAULT_MAX_BYTES,
     git_dirty: bool = False,
+    clock_time: bool = False,
 ) -> list[Provider]:
     """clock, cwd, platform, git and instructions for ``directory`` (default: the cwd).
 
-    A new list each call, in the order their facts and sections render.
+    A new list each call, in the order their facts and sections render. ``clock_time`` adds
+    the time and zone facts; the other options are those of the providers they name. The
+    instructions provider declares ``max_output_bytes``, so a ``ContextBuilder`` of these
+    providers accepts whatever ``instructions_max_bytes`` allows.
     """
     return [
-        ClockProvider(),
+        ClockProvider(time=clock_time, zone=clock_time),
         CwdProvider(directory),
         PlatformProvider(),
         GitProvider(directory, dirty=git_dirty),

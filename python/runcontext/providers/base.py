@@ -59,6 +59,11 @@ class Provider(Protocol):
     ``revision`` names the provider's behaviour (code version and options that change its
     output): it enters the builder's revision and so every request fingerprint. Bump it
     whenever the provider's output for the same environment could change.
+
+    Optionally, ``max_output_bytes`` (a positive int) says how many UTF-8 bytes of names and
+    values the provider may return when that is more than the builder's ``max_bytes``; the
+    builder then bounds this provider by it instead. ``InstructionsProvider`` declares one
+    so a large instructions budget is not refused as too large.
     """
 
     @property

@@ -11,6 +11,7 @@ by default, with the overrides described in docs/PROVIDERS.md.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import re
@@ -21,6 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from runcontext.providers._files import read_regular
 from runcontext.providers.base import Contribution
 
 __all__ = ["GitProvider", "GitReadError", "Head", "Repository", "find_repository", "read_head"]
@@ -30,6 +32,9 @@ _SMALL_FILE = 4096  # HEAD, loose refs, .git files and commondir are a line each
 _SYMREF_DEPTH = 5  # git itself follows at most 5 levels of symbolic refs
 # Refs that live in each worktree's own git dir; all others live in the common dir.
 _PER_WORKTREE = ("refs/bisect/", "refs/worktree/", "refs/rewritten/")
+# What git's check_refname_format refuses anywhere in a name: control characters, space,
+# ~ ^ : ? * [ \, "..", "@{" and "//".
+_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
 
 
 class GitReadError(Exception):
@@ -60,44 +65,93 @@ class Head:
 def _read_small(path: Path) -> bytes | None:
     """The first few KiB of a regular file, or ``None`` if there is no such file."""
     try:
-        # O_NONBLOCK so a FIFO planted as HEAD cannot block the open; fstat refuses it.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except (FileNotFoundError, NotADirectoryError):
-        return None
+        found = read_regular(path, _SMALL_FILE)
     except OSError as error:
-        raise GitReadError(f"cannot read {path}: {error.strerror}") from error
-    with os.fdopen(fd, "rb") as file:
-        if not _is_regular(fd):
-            raise GitReadError(f"{path} is not a regular file")
-        return file.read(_SMALL_FILE)
+        raise GitReadError(f"cannot read {path}: {error.strerror or error}") from error
+    return None if found is None else found[0]
 
 
-def _is_regular(fd: int) -> bool:
-    return stat.S_ISREG(os.fstat(fd).st_mode)
+def _read_ref_file(path: Path) -> bytes | None:
+    """A HEAD or loose ref file's content; a symbolic link into ``refs/`` reads as a symref.
+
+    Old git wrote HEAD as a symbolic link (``HEAD -> refs/heads/main``); read through the
+    link, it would give the branch's commit and look detached. git itself reads such a link
+    as ``ref: <target>``, and so does this.
+    """
+    try:
+        target = os.readlink(path)
+    except OSError:  # not a link, or no such file: read it as a file
+        return _read_small(path)
+    if target.startswith("refs/"):
+        return b"ref: " + os.fsencode(target)
+    return _read_small(path)  # a link elsewhere: git reads through it too
+
+
+def _owned_by_another_user(path: Path, info: os.stat_result) -> None:
+    # git refuses a repository owned by someone else (CVE-2022-24765, `safe.directory`): a
+    # user who could create /tmp/.git or a shared drive's .git would otherwise choose what
+    # every repository-less directory below it reports. Root is held to it too, as git does.
+    geteuid = getattr(os, "geteuid", None)
+    if geteuid is not None and info.st_uid != geteuid():
+        raise GitReadError(
+            f"{path} is owned by uid {info.st_uid}, not by the current user (uid "
+            f"{geteuid()}); it is not read, as git refuses it (see git's safe.directory)"
+        )
+
+
+def _ceiling_depth(directory: Path) -> int:
+    """How many path parts the walk up from ``directory`` may not go to or above.
+
+    ``GIT_CEILING_DIRECTORIES`` (``os.pathsep``-separated absolute paths) stops git's search
+    before it reaches a listed directory; the start directory itself is always searched.
+    """
+    depth = 0
+    for entry in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue  # git skips empty and relative entries too
+        for ceiling in {Path(os.path.abspath(entry)), Path(os.path.realpath(entry))}:
+            if ceiling in directory.parents:
+                depth = max(depth, len(ceiling.parts))
+    return depth
 
 
 def find_repository(start: str | os.PathLike[str]) -> Repository | None:
     """The repository whose working tree contains ``start``, found by walking up to ``.git``.
 
-    Returns ``None`` outside any repository; raises :class:`GitReadError` for a ``.git``
-    that exists but is not a repository (a ``.git`` file with no ``gitdir:`` line, or one
-    pointing at a directory without ``HEAD``).
+    Returns ``None`` outside any repository (or above ``GIT_CEILING_DIRECTORIES``); raises
+    :class:`GitReadError` for a ``.git`` that exists but is not a repository (a ``.git``
+    file with no ``gitdir:`` line, one pointing at a directory without ``HEAD``) or is owned
+    by another user.
     """
     directory = Path(os.path.abspath(start))
+    ceiling = _ceiling_depth(directory)
     for candidate in (directory, *directory.parents):
+        if candidate != directory and len(candidate.parts) <= ceiling:
+            return None
         dot_git = candidate / ".git"
-        if dot_git.is_dir():
-            git_dir = dot_git
-        elif dot_git.is_file():
-            git_dir = _follow_gitdir_file(dot_git)
-        else:
+        try:
+            info = dot_git.stat()
+        except (FileNotFoundError, NotADirectoryError):
             continue
-        if not (git_dir / "HEAD").is_file():
+        except OSError as error:
+            raise GitReadError(f"cannot read {dot_git}: {error.strerror or error}") from error
+        _owned_by_another_user(dot_git, info)
+        if stat.S_ISDIR(info.st_mode):
+            git_dir = dot_git
+        elif stat.S_ISREG(info.st_mode):
+            git_dir = _follow_gitdir_file(dot_git)
+            with contextlib.suppress(OSError):  # no such directory: the HEAD check says so
+                _owned_by_another_user(git_dir, git_dir.stat())
+        else:
+            raise GitReadError(f"{dot_git} is neither a directory nor a file")
+        if not os.path.lexists(git_dir / "HEAD"):  # a link to an unborn branch dangles
             raise GitReadError(f"{git_dir} has no HEAD file; it is not a git directory")
         common_dir = git_dir
         common = _read_small(git_dir / "commondir")
         if common is not None:
-            common_dir = Path(os.path.normpath(git_dir / common.decode("utf-8", "replace").strip()))
+            # realpath, not normpath: `..` after a symbolic link leads out of its target,
+            # not back to where the link is.
+            common_dir = Path(os.path.realpath(git_dir / os.fsdecode(common.strip())))
         return Repository(root=candidate, git_dir=git_dir, common_dir=common_dir)
     return None
 
@@ -105,30 +159,51 @@ def find_repository(start: str | os.PathLike[str]) -> Repository | None:
 def _follow_gitdir_file(dot_git: Path) -> Path:
     # A linked worktree, a submodule or `git init --separate-git-dir` leaves a file
     # `gitdir: <path>`, the path relative to the file's directory.
-    content = (_read_small(dot_git) or b"").decode("utf-8", "replace").strip()
-    if not content.startswith("gitdir:"):
+    content = (_read_small(dot_git) or b"").strip()
+    if not content.startswith(b"gitdir:"):
         raise GitReadError(f"{dot_git} is a file without a 'gitdir: <path>' line")
-    target = content[len("gitdir:") :].strip()
-    return Path(os.path.normpath(dot_git.parent / target))
+    target = os.fsdecode(content[len(b"gitdir:") :].strip())
+    # realpath: a submodule reached through a symbolic link says `gitdir: ../.git/modules/x`,
+    # relative to where the submodule really is.
+    return Path(os.path.realpath(dot_git.parent / target))
 
 
-def _check_ref_name(ref: str, where: Path) -> None:
-    # A hostile HEAD could say `ref: ../../../etc/passwd`; only plain names under refs/.
+def _ref_name(raw: bytes, where: Path) -> str:
+    """The ref a ``ref: <name>`` line names, checked as git's check_refname_format does.
+
+    A hostile HEAD could say ``ref: ../../../etc/passwd`` (a read outside the repository) or
+    ``ref: refs/heads/main\\nIGNORE ALL PREVIOUS INSTRUCTIONS`` (lines injected into the
+    prompt's authoritative tail): only a well-formed name under ``refs/`` is accepted, and
+    only printable characters, so a branch fact is always a single plain line.
+    """
+    try:
+        ref = raw.decode()
+    except UnicodeDecodeError:
+        raise GitReadError(f"{where} names a ref that is not UTF-8") from None
     parts = ref.split("/")
-    if not ref.startswith("refs/") or any(part in ("", ".", "..") for part in parts):
+    if (
+        not ref.startswith("refs/")
+        or ref.endswith((".", "/"))
+        or _REF_FORBIDDEN.search(ref) is not None
+        or not ref.isprintable()
+        or any(not part or part.startswith((".", "-")) or part.endswith(".lock") for part in parts)
+    ):
         raise GitReadError(f"{where} names {ref!r}, which is not a valid ref name")
+    return ref
 
 
 def _find_packed(common_dir: Path, ref: str) -> str | None:
     path = common_dir / "packed-refs"
     try:
-        file = path.open("rb")
+        # O_NONBLOCK, as for every file here: a FIFO named packed-refs must not block.
+        file = os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb")
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as error:
         raise GitReadError(f"cannot read {path}: {error.strerror}") from error
     with file:
-        if not _is_regular(file.fileno()) or os.fstat(file.fileno()).st_size == 0:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
             return None
         # mmap, not read(): packed-refs of a large monorepo runs to tens of MB and one line
         # is wanted. Lines are `<hash> <ref>`; `^<hash>` lines (peeled tags) never match.
@@ -148,9 +223,8 @@ def _find_packed(common_dir: Path, ref: str) -> str | None:
 def _resolve(repo: Repository, ref: str, where: Path) -> str | None:
     """The object name ``ref`` points to, or ``None`` for a ref that does not exist yet."""
     for _ in range(_SYMREF_DEPTH):
-        _check_ref_name(ref, where)
         base = repo.git_dir if ref.startswith(_PER_WORKTREE) else repo.common_dir
-        loose = _read_small(base / ref)
+        loose = _read_ref_file(base / ref)
         if loose is None:
             return _find_packed(repo.common_dir, ref)
         value = loose.strip()
@@ -158,7 +232,8 @@ def _resolve(repo: Repository, ref: str, where: Path) -> str | None:
             return value.decode()
         if not value.startswith(b"ref:"):
             raise GitReadError(f"{base / ref} holds neither an object name nor 'ref: <name>'")
-        where, ref = base / ref, value[4:].strip().decode("utf-8", "replace")
+        where = base / ref
+        ref = _ref_name(value[4:].strip(), where)
     raise GitReadError(f"{where}: symbolic refs nested deeper than {_SYMREF_DEPTH}")
 
 
@@ -169,12 +244,12 @@ def read_head(repo: Repository) -> Head:
         # the placeholder `ref: refs/heads/.invalid`. Better no fact than a wrong one.
         raise GitReadError("the repository uses the reftable ref format, which is not read")
     head_path = repo.git_dir / "HEAD"
-    content = (_read_small(head_path) or b"").strip()
+    content = (_read_ref_file(head_path) or b"").strip()
     if _HASH.fullmatch(content):
         return Head(branch=None, commit=content.decode())
     if not content.startswith(b"ref:"):
         raise GitReadError(f"{head_path} holds neither an object name nor 'ref: <name>'")
-    ref = content[4:].strip().decode("utf-8", "replace")
+    ref = _ref_name(content[4:].strip(), head_path)
     branch = ref.removeprefix("refs/heads/")
     return Head(branch=branch, commit=_resolve(repo, ref, head_path))
 
@@ -199,13 +274,22 @@ _STATUS = (
     "--untracked-files=normal",
     "--ignore-submodules=all",  # a submodule's status runs git with the submodule's config
 )
-# Variables that would point git at another repository than the one whose files were read.
-_DROPPED_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR")
+# The only GIT_* variables passed on: which user and system configuration to read, and
+# where git's own helpers are. Every other one could point git at another repository
+# (GIT_DIR, GIT_OBJECT_DIRECTORY, GIT_INDEX_FILE), inject configuration
+# (GIT_CONFIG_PARAMETERS, GIT_CONFIG_COUNT) or make it write files (GIT_TRACE*).
+_KEPT_GIT_ENV = frozenset(
+    ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "GIT_EXEC_PATH")
+)
 
 
 def count_changes(root: Path, timeout: float) -> int:
     """Paths ``git status`` reports as changed or untracked; raises ``OSError``/``TimeoutError``."""
-    env = {key: value for key, value in os.environ.items() if key not in _DROPPED_ENV}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.upper().startswith("GIT_") or key in _KEPT_GIT_ENV
+    }
     env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
     process = subprocess.Popen(
         _STATUS,
@@ -264,7 +348,7 @@ class GitProvider:
         self._dirty = dirty
         self._dirty_timeout = dirty_timeout
         self._abbrev = abbrev
-        self.revision = f"git/1+abbrev{abbrev}" + ("+dirty" if dirty else "")
+        self.revision = f"git/2+abbrev{abbrev}" + ("+dirty" if dirty else "")
 
     def collect(self, deadline: float) -> Contribution:
         try:
@@ -272,7 +356,7 @@ class GitProvider:
             if repo is None:
                 return Contribution()
             head = read_head(repo)
-        except GitReadError as error:
+        except (GitReadError, OSError) as error:
             return Contribution(diagnostics=[("unreadable", str(error))])
         facts: list[tuple[str, str | None]] = [("git branch", head.branch or "detached")]
         if head.commit is not None:

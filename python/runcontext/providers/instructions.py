@@ -10,10 +10,10 @@ and a huge one must not crowd out the conversation or the context window.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 
+from runcontext.providers._files import read_regular
 from runcontext.providers.base import Contribution
 from runcontext.providers.git import GitReadError, find_repository
 
@@ -41,19 +41,8 @@ def _cut_utf8(data: bytes, limit: int) -> bytes:
     return data[:cut]
 
 
-def _read_bounded(path: Path, limit: int) -> tuple[bytes, int] | None:
-    """Up to ``limit + 1`` bytes of a regular file and its size; ``None`` if it is absent."""
-    try:
-        # O_NONBLOCK: a FIFO named AGENTS.md must not block the open; fstat then refuses it.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    with os.fdopen(fd, "rb") as file:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise IsADirectoryError(f"{path} is not a regular file")
-        data = file.read(limit + 1)
-    return data, max(info.st_size, len(data))
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
 class InstructionsProvider:
@@ -64,7 +53,9 @@ class InstructionsProvider:
     once. ``max_bytes`` bounds the UTF-8 size of all the sections together: the file that
     crosses it is cut at a character boundary with a visible marker line, later files are
     left out, and a ``truncated`` diagnostic says which. Outside a repository only the
-    directory itself is searched.
+    directory itself is searched. A file whose real path is outside the repository (outside
+    the directory, when there is no repository) is not read: a link planted as AGENTS.md
+    could otherwise put ``~/.aws/credentials`` into the prompt.
     """
 
     name = "instructions"
@@ -86,7 +77,18 @@ class InstructionsProvider:
         self._path = None if path is None else os.fspath(path)
         self._names = tuple(names)
         self._max_bytes = max_bytes
-        self.revision = f"instructions/1+{'+'.join(self._names)}+{max_bytes}"
+        self.revision = f"instructions/2+{'+'.join(self._names)}+{max_bytes}"
+
+    @property
+    def max_output_bytes(self) -> int:
+        """The most bytes of names and texts this provider returns: twice its budget.
+
+        Each section's name (``instructions:<path>``) is shorter than its header, which
+        quotes the same path and counts against the budget, so the names add at most the
+        budget again. The builder raises its per-provider bound to this figure, so a budget
+        above the builder's ``max_bytes`` is not refused as too large.
+        """
+        return 2 * self._max_bytes
 
     def _directories(self, start: Path) -> tuple[Path | None, list[Path]]:
         try:
@@ -103,6 +105,7 @@ class InstructionsProvider:
     def collect(self, deadline: float) -> Contribution:
         start = Path(os.path.abspath(self._path if self._path is not None else os.getcwd()))
         root, directories = self._directories(start)
+        boundary = os.path.realpath(root if root is not None else start)
         sections: list[tuple[str, str | None]] = []
         diagnostics: list[tuple[str, str]] = []
         seen: set[str] = set()
@@ -117,17 +120,24 @@ class InstructionsProvider:
                         left_out.append(shown)
                     continue
                 try:
-                    found = _read_bounded(path, remaining)
+                    found = read_regular(path, remaining + 1)
                     if found is None:
                         continue
+                    data, info = found
                     real = os.path.realpath(path)
+                    if not _inside(real, boundary):
+                        outside = "the repository" if root is not None else "the directory"
+                        raise OSError(f"a link to a file outside {outside}; not read")
+                    checked = os.stat(real)  # the file opened is the one whose path was checked
+                    if (checked.st_dev, checked.st_ino) != (info.st_dev, info.st_ino):
+                        raise OSError("replaced while it was read; not read")
                     if real in seen:
                         continue
                     seen.add(real)
                 except OSError as error:
                     diagnostics.append(("unreadable", f"{shown}: {error.strerror or error}"))
                     continue
-                data, size = found
+                size = max(info.st_size, len(data))
                 scope = (
                     "the working directory"
                     if root is None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
@@ -18,18 +17,9 @@ from runcontext.builder import ContextBuilder
 from runcontext.providers import Contribution, GitProvider
 from runcontext.providers.git import GitReadError, Repository, find_repository, read_head
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git binary")
+from gitutil import git
 
-# Isolated from the machine's git configuration, so the tests see only what they set.
-GIT_ENV = {
-    **os.environ,
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "Test",
-    "GIT_AUTHOR_EMAIL": "test@example.com",
-    "GIT_COMMITTER_NAME": "Test",
-    "GIT_COMMITTER_EMAIL": "test@example.com",
-}
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git binary")
 
 
 @pytest.fixture(autouse=True)
@@ -37,13 +27,6 @@ def isolated_git(monkeypatch: pytest.MonkeyPatch) -> None:
     # The provider's own `git status` (dirty count) must not read this machine's config.
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-
-
-def git(cwd: Path, *args: str) -> str:
-    result = subprocess.run(
-        ["git", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True, text=True
-    )
-    return result.stdout.strip()
 
 
 def init(path: Path) -> Path:

@@ -1,0 +1,328 @@
+"""Run every provider's collect under one deadline, at most one collect per provider at a time.
+
+Sync providers run in daemon worker threads (a hung one can neither delay the build nor
+block interpreter exit, which a ``ThreadPoolExecutor`` would: it joins its workers at exit),
+at most one collect per provider at a time, so a provider hung forever holds one thread, not
+one per build. Async providers run as tasks on the caller's loop in :func:`acollect_all`
+and are cancelled at the deadline; in :func:`collect_all` each gets a private loop in a
+worker. Results come back in the providers' order, never completion order.
+
+Nothing here looks at what a provider returned: that is :mod:`runcontext._contributions`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import inspect
+import os
+import queue
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import NamedTuple
+
+from runcontext.providers.base import Provider
+
+__all__ = ["FLIGHTS", "DaemonPool", "Result", "StillRunning", "acollect_all", "collect_all"]
+
+# An outcome is (True, what collect returned) or (False, the exception it raised).
+Outcome = tuple[bool, object]
+
+
+class StillRunning(NamedTuple):
+    """The provider's collect from an earlier build has not returned: it was not started."""
+
+    since: float  # time.monotonic() when that collect started
+
+
+# What a build learns of each provider: an outcome, still running, or nothing in time.
+Result = Outcome | StillRunning | None
+
+
+class DaemonPool:
+    """Reusable daemon worker threads, grown on demand and never joined.
+
+    Starting a thread per provider per run costs about 50-100 µs each; reusing idle workers
+    keeps the builder's own overhead small. A worker stuck in a hung provider is simply not
+    idle, so the next submit starts another (at most one per provider: see Flights). Idle
+    workers exit after ``idle_timeout``. ``max_workers`` is the backstop for callers that
+    make a new hung provider object every run: past it, submit raises RuntimeError, which
+    the builder reports as that provider's error.
+    """
+
+    def __init__(self, idle_timeout: float = 60.0, max_workers: int = 256) -> None:
+        self._idle_timeout = idle_timeout
+        self._max_workers = max_workers
+        self._reset()
+        if hasattr(os, "register_at_fork"):
+            # A forked child has none of the parent's threads; counting them as idle would
+            # hand tasks to workers that do not exist.
+            os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._tasks: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0  # workers waiting for a task and not yet promised one
+        self._workers = 0
+
+    def submit(self, task: Callable[[], None]) -> None:
+        with self._lock:
+            spawn = self._idle == 0
+            if not spawn:
+                self._idle -= 1
+            elif self._workers >= self._max_workers:
+                raise RuntimeError(
+                    f"all {self._max_workers} provider worker threads are busy in collects "
+                    "that have not returned"
+                )
+            else:
+                self._workers += 1
+        if spawn:  # started before the task is queued: if it cannot start, nothing is queued
+            try:
+                thread = threading.Thread(
+                    target=self._work, name="runcontext-provider", daemon=True
+                )
+                thread.start()
+            except BaseException:
+                with self._lock:
+                    self._workers -= 1
+                raise
+        self._tasks.put(task)
+
+    def _work(self) -> None:
+        while True:
+            try:
+                task = self._tasks.get(timeout=self._idle_timeout)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle > 0:  # nobody was promised this worker: leave
+                        self._idle -= 1
+                        self._workers -= 1
+                        return
+                continue  # a task was promised to a waiting worker: stay for it
+            task()
+            with self._lock:
+                self._idle += 1
+
+
+_POOL = DaemonPool()
+
+
+class Flight:
+    """One collect running in a worker thread, and the builds waiting for its outcome."""
+
+    __slots__ = ("deadline", "provider", "started", "waiters")
+
+    def __init__(self, provider: Provider, deadline: float) -> None:
+        self.provider = provider  # held, so its id() cannot be reused while it runs
+        self.deadline = deadline
+        self.started = time.monotonic()
+        self.waiters: list[Callable[[Result], None]] = []
+
+
+class Flights:
+    """At most one collect in flight per provider object, across all builds and builders.
+
+    A provider that hangs forever holds one worker thread, not one per build: while its
+    collect from a build whose deadline has passed still runs, later builds report it as a
+    timeout at once instead of starting another. Builds that overlap (two threads, or two
+    ``abuild()`` tasks, sharing a provider) share the collect in flight: it was started
+    within their deadline, so its result is as fresh as a new one.
+    """
+
+    def __init__(self) -> None:
+        self._reset()
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._reset)  # no flight survives a fork
+
+    def _reset(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[int, Flight] = {}
+
+    def join(
+        self, waits: Sequence[tuple[Provider, Callable[[Result], None]]], deadline: float
+    ) -> list[Flight | StillRunning | None]:
+        """For each ``(provider, deliver)``, wait for the provider's outcome with ``deliver``.
+
+        Returns, for each, a new flight the caller must start, ``None`` when a flight of an
+        overlapping build was joined, or :class:`StillRunning` (``deliver`` is then never
+        called). One lock for the whole build: workers landing flights contend for it.
+        """
+        joined: list[Flight | StillRunning | None] = []
+        with self._lock:
+            now = time.monotonic()
+            for provider, deliver in waits:
+                flight = self._running.get(id(provider))
+                if flight is None:
+                    flight = Flight(provider, deadline)
+                    self._running[id(provider)] = flight
+                    joined.append(flight)
+                elif flight.deadline <= now:
+                    joined.append(StillRunning(flight.started))
+                    continue
+                else:
+                    joined.append(None)
+                flight.waiters.append(deliver)
+        return joined
+
+    def land(self, flight: Flight, outcome: Result) -> None:
+        with self._lock:
+            if self._running.get(id(flight.provider)) is flight:
+                del self._running[id(flight.provider)]
+            waiters, flight.waiters = flight.waiters, []
+        for deliver in waiters:
+            deliver(outcome)
+
+
+FLIGHTS = Flights()
+
+
+def collect_all(providers: Sequence[Provider], deadline: float) -> list[Result]:
+    """Each provider's result, blocking until all have answered or ``deadline`` passes.
+
+    ``deadline`` is a ``time.monotonic()`` value. A provider that has not answered by then
+    gets ``None``; its late result lands in a queue nobody reads.
+    """
+    done: queue.SimpleQueue[tuple[int, Result]] = queue.SimpleQueue()
+    results: list[Result] = [None] * len(providers)
+    pending: set[int] = set()
+    waits = [(provider, _to_queue(done, index)) for index, provider in enumerate(providers)]
+    for index, flight in enumerate(FLIGHTS.join(waits, deadline)):
+        if isinstance(flight, StillRunning):
+            results[index] = flight
+            continue
+        pending.add(index)
+        if flight is not None:
+            _start(flight)
+    while pending:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        try:
+            index, result = done.get(timeout=remaining)
+        except queue.Empty:
+            break
+        results[index] = result
+        pending.discard(index)
+    return results
+
+
+async def acollect_all(providers: Sequence[Provider], deadline: float) -> list[Result]:
+    """Like :func:`collect_all`, without blocking the running loop.
+
+    Async providers run as tasks on this loop and are cancelled at the deadline (one that
+    swallows the cancellation keeps running, but its result is discarded); sync providers
+    run in worker threads as in :func:`collect_all`.
+    """
+    loop = asyncio.get_running_loop()
+    slots: list[asyncio.Future[Result] | StillRunning] = []
+    waits: list[tuple[Provider, Callable[[Result], None]]] = []
+    sync: list[int] = []
+    for provider in providers:
+        if inspect.iscoroutinefunction(provider.collect):
+            slots.append(loop.create_task(_acall(provider, deadline)))
+        else:
+            future, deliver = _loop_future(loop)
+            sync.append(len(slots))
+            slots.append(future)
+            waits.append((provider, deliver))
+    for index, flight in zip(sync, FLIGHTS.join(waits, deadline), strict=True):
+        if isinstance(flight, StillRunning):
+            slots[index] = flight
+        elif flight is not None:
+            _start(flight)
+    waiting = [slot for slot in slots if isinstance(slot, asyncio.Future)]
+    try:
+        if waiting:
+            await asyncio.wait(waiting, timeout=max(deadline - time.monotonic(), 0.0))
+    except BaseException:  # abuild() itself cancelled: take its providers down with it
+        for future in waiting:
+            future.cancel()
+        raise
+    results: list[Result] = []
+    for slot in slots:
+        if isinstance(slot, StillRunning):
+            results.append(slot)
+        elif slot.done() and not slot.cancelled():
+            results.append(slot.result())
+        else:
+            slot.cancel()
+            results.append(None)
+    return results
+
+
+def _start(flight: Flight) -> None:
+    """Run ``flight``'s collect in a worker thread, in the caller's context variables."""
+    context = contextvars.copy_context()
+
+    def task() -> None:
+        FLIGHTS.land(flight, context.run(_call, flight.provider, flight.deadline))
+
+    try:
+        _POOL.submit(task)
+    except RuntimeError as error:  # no thread to be had (interpreter exit, thread limit)
+        FLIGHTS.land(flight, (False, error))
+
+
+_LATE = object()  # what _bounded returns when the deadline passed first
+
+
+async def _bounded(awaitable: Awaitable[object], deadline: float) -> object:
+    # Not asyncio.wait_for: a TimeoutError the provider raises itself must stay an error,
+    # as it is under abuild(), and not pass for the deadline.
+    task = asyncio.ensure_future(awaitable)
+    done, _ = await asyncio.wait({task}, timeout=max(deadline - time.monotonic(), 0.0))
+    if not done:
+        task.cancel()
+        return _LATE
+    return task.result()
+
+
+def _call(provider: Provider, deadline: float) -> Outcome | None:
+    """Run ``collect`` to completion in this (worker) thread; never raises."""
+    try:
+        result: object = provider.collect(deadline)
+        if inspect.isawaitable(result):
+            # An async provider under collect_all(): a private loop, cancelled at the deadline.
+            result = asyncio.run(_bounded(result, deadline))
+            if result is _LATE:
+                return None
+        return True, result
+    except BaseException as error:  # the contract has no error path
+        return False, error
+
+
+async def _acall(provider: Provider, deadline: float) -> Result:
+    try:
+        # No timeout of its own: acollect_all() cancels it at the deadline (a timeout).
+        return True, await provider.collect(deadline)  # type: ignore[misc]
+    except asyncio.CancelledError:
+        raise
+    except BaseException as error:  # the contract has no error path
+        return False, error
+
+
+def _to_queue(done: queue.SimpleQueue[tuple[int, Result]], index: int) -> Callable[[Result], None]:
+    def deliver(result: Result) -> None:
+        done.put((index, result))  # after the deadline, into a queue nobody reads
+
+    return deliver
+
+
+def _loop_future(
+    loop: asyncio.AbstractEventLoop,
+) -> tuple[asyncio.Future[Result], Callable[[Result], None]]:
+    """A future on ``loop`` and a function any thread may call to settle it."""
+    future: asyncio.Future[Result] = loop.create_future()
+
+    def settle(result: Result) -> None:
+        if not future.done():  # cancelled at the deadline: the late result is dropped
+            future.set_result(result)
+
+    def deliver(result: Result) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody is waiting
+            loop.call_soon_threadsafe(settle, result)
+
+    return future, deliver

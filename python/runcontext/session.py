@@ -22,7 +22,6 @@ from __future__ import annotations
 import copy
 import errno
 import fcntl
-import json
 import os
 import threading
 import uuid
@@ -33,22 +32,42 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, NoReturn
+from typing import Any, NamedTuple
 
-from runcontext._core import (
-    FORMAT_VERSION,
-    RunContext,
-    canonical_json,
-    canonicalize_text,
-    digest,
-    digest_bytes,
-)
+from runcontext._core import RunContext, digest, digest_bytes
 from runcontext._splice import check_messages
-from runcontext.errors import (
-    CanonicalJSONError,
-    InvalidStringError,
-    JSONSyntaxError,
-    RunContextError,
+from runcontext._transcript_records import (
+    TRANSCRIPT_VERSION,
+    Clock,
+    Envelope,
+    Structure,
+    check_fields,
+    fail,
+    header_line,
+    message_body,
+    message_digest,
+    message_line,
+    parse_line,
+    read_header,
+    read_message,
+    read_run_context,
+    read_section,
+    run_context_line,
+    section_line,
+    structure,
+    timestamp,
+    utc_now,
+)
+from runcontext.errors import RunContextError
+from runcontext.transcript_errors import (
+    ConversationMismatchError,
+    SeedMismatchError,
+    TornTranscriptError,
+    TornTranscriptWarning,
+    TranscriptDigestError,
+    TranscriptError,
+    TranscriptFormatError,
+    TranscriptVersionError,
 )
 
 __all__ = [
@@ -66,112 +85,8 @@ __all__ = [
     "TranscriptVersionError",
 ]
 
-TRANSCRIPT_FORMAT = "runcontext-transcript"
-TRANSCRIPT_VERSION = 1
-RECORD_TYPES = ("header", "message", "section", "run-context")
-
-Clock = Callable[[], datetime]
-
-# The exact member names of each record type: a reader refuses any other, so nothing in a
-# transcript is ever silently ignored.
-_FIELDS: dict[str, frozenset[str]] = {
-    "header": frozenset({"type", "format", "version", "context_format", "seed", "time"}),
-    "message": frozenset({"type", "index", "message"}),
-    "section": frozenset({"type", "digest", "name", "text"}),
-    "run-context": frozenset({"type", "run", "digest", "time", "messages", "sections", "facts"}),
-}
-
-# The largest integer canonical JSON writes as an int; see _parse_int.
-_MAX_SAFE_INTEGER = 2**53 - 1
-
 # Why opening a file for writing failed when it can still be read: fall back to read-only.
 _READ_ONLY_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
-
-
-# --- errors -----------------------------------------------------------------------------------
-
-
-class TranscriptError(ValueError):
-    """A transcript that cannot be read or appended to as asked.
-
-    ``path`` is the file and ``line`` the 1-based line number of the offending record, or
-    ``None`` when the problem is not one line's. Both are also in the message.
-    """
-
-    def __init__(self, message: str, *, path: str | os.PathLike[str], line: int | None) -> None:
-        where = f"{os.fspath(path)}:{line}" if line is not None else os.fspath(path)
-        super().__init__(f"{where}: {message}")
-        self.path = os.fspath(path)
-        self.line = line
-
-
-class TranscriptFormatError(TranscriptError):
-    """A line that is not a valid record: not JSON, not canonical, an unknown type, a missing
-    or unexpected field, a run that names a section the file does not hold, …"""
-
-
-class TranscriptVersionError(TranscriptFormatError):
-    """A transcript written by a newer runcontext (a format version this one cannot read)."""
-
-
-class TranscriptDigestError(TranscriptError):
-    """A record whose content does not match its recorded digest: the file was altered."""
-
-
-class TornTranscriptError(TranscriptError):
-    """An append refused because the file ends with a torn (incomplete) record."""
-
-
-class ConversationMismatchError(TranscriptError):
-    """A conversation that is not the one this transcript records.
-
-    When one message differs, ``index`` is its index in the conversation, ``recorded`` the
-    digest of the transcript's message at that index and ``given`` the digest of the caller's
-    (``None`` when the caller has no message there); ``line`` is the line of the recorded one.
-    All three are ``None`` when the conversation is refused for its length.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        path: str | os.PathLike[str],
-        line: int | None,
-        index: int | None = None,
-        recorded: str | None = None,
-        given: str | None = None,
-    ) -> None:
-        super().__init__(message, path=path, line=line)
-        self.index = index
-        self.recorded = recorded
-        self.given = given
-
-
-class SeedMismatchError(ConversationMismatchError):
-    """The conversation's first message no longer matches the seed the transcript started with.
-
-    ``recorded`` is the seed digest in the transcript's header, ``given`` the digest of the
-    conversation's message at index 0 (``None`` for an empty conversation).
-    """
-
-    recorded: str
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        path: str | os.PathLike[str],
-        recorded: str,
-        given: str | None,
-    ) -> None:
-        super().__init__(message, path=path, line=1, index=0, recorded=recorded, given=given)
-
-
-class TornTranscriptWarning(UserWarning):
-    """The transcript ends with a torn record; the complete records before it are readable."""
-
-
-# --- public records ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -200,22 +115,6 @@ class Run:
     context: RunContext
 
 
-# A context's structure as an envelope records it: the (position, name, digest) of each section
-# and the facts. Equal structures are the same context, so it is built and verified once.
-_Structure = tuple[
-    tuple[tuple[Literal["head", "tail"], str, str], ...], tuple[tuple[str, str], ...]
-]
-
-
-@dataclass(frozen=True)
-class _Envelope:
-    number: int
-    time: datetime
-    digest: str
-    messages: int
-    structure: _Structure
-
-
 class _Mark(NamedTuple):
     """What the session has read, to roll back to if applying a record is interrupted."""
 
@@ -226,66 +125,6 @@ class _Mark(NamedTuple):
     last_message_line: int
 
 
-# --- helpers ----------------------------------------------------------------------------------
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _format_time(moment: datetime) -> str:
-    """ISO 8601 in UTC with ``Z``; microseconds only when there are some."""
-    utc = moment.astimezone(UTC).replace(tzinfo=None)
-    return utc.isoformat(timespec="microseconds" if utc.microsecond else "seconds") + "Z"
-
-
-def _timestamp(clock: Clock) -> str:
-    moment = clock()
-    if not isinstance(moment, datetime):
-        raise TypeError(f"the session clock returned {type(moment).__name__}, not a datetime")
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValueError(
-            "the session clock returned a naive datetime; return an aware one, "
-            "such as datetime.now(timezone.utc)"
-        )
-    return _format_time(moment)
-
-
-def _parse_int(text: str) -> int | float:
-    """Read a canonical integer literal: beyond ±(2**53 − 1) it denotes a double.
-
-    Canonical JSON writes a double with an integral value below 1e21 as an integer literal
-    (``1e16`` as ``10000000000000000``) and refuses an int it cannot hold exactly, so a literal
-    that large was a float. Reading it back as one keeps ``digest`` of a read message equal to
-    the digest of the message as given.
-    """
-    value = int(text)
-    return value if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER else float(value)
-
-
-def _line(record: Mapping[str, Any]) -> bytes:
-    return canonical_json(record) + b"\n"
-
-
-def _message_body(message: Mapping[str, Any], argument: str) -> bytes:
-    """The canonical JSON of one message; an error names ``argument`` (``messages[3]``)."""
-    try:
-        return canonical_json(message if type(message) is dict else dict(message))
-    except CanonicalJSONError as error:
-        # TypeError for a value JSON cannot hold, ValueError otherwise; the cause keeps the
-        # original class and its path.
-        problem = TypeError if isinstance(error, TypeError) else ValueError
-        raise problem(
-            f"{argument}: the message cannot be stored in a transcript: {error}"
-        ) from error
-
-
-def _message_line(index: int, body: bytes) -> bytes:
-    # The record's members in canonical (sorted) order around the already-canonical message,
-    # so a large message is encoded once; readers check every line is canonical anyway.
-    return b'{"index":%d,"message":%s,"type":"message"}\n' % (index, body)
-
-
 def _check_reply(reply: object) -> Mapping[str, Any]:
     if not isinstance(reply, Mapping):
         raise TypeError(
@@ -294,24 +133,6 @@ def _check_reply(reply: object) -> Mapping[str, Any]:
     if "role" not in reply:
         raise TypeError("reply: the message has no 'role' key")
     return reply
-
-
-def _structure(context: RunContext) -> _Structure:
-    return (
-        tuple((s.position, s.name, s.digest) for s in context.sections),
-        context.facts,
-    )
-
-
-def _without_text_position(error: CanonicalJSONError) -> str:
-    """The core's message for one line of text, without its "line 1, " (the file's line is
-    already in front of it)."""
-    text = str(error)
-    prefix = f"line {error.line}, "
-    return text[len(prefix) :] if error.line is not None and text.startswith(prefix) else text
-
-
-# --- the session ------------------------------------------------------------------------------
 
 
 class Session:
@@ -348,20 +169,14 @@ class Session:
                 "messages: a transcript needs the conversation's first message (its seed); "
                 "create the session once the conversation has one"
             )
-        clock = _utc_now if clock is None else clock
+        clock = utc_now if clock is None else clock
         target = Path(path)
         # Encode every message first: a bad one is refused naming its index, before anything
         # is written, and the seed digest hashes the bytes already encoded.
-        bodies = [_message_body(message, f"messages[{i}]") for i, message in enumerate(messages)]
-        header = {
-            "type": "header",
-            "format": TRANSCRIPT_FORMAT,
-            "version": TRANSCRIPT_VERSION,
-            "context_format": FORMAT_VERSION,
-            "seed": digest_bytes(bodies[0]),
-            "time": _timestamp(clock),
-        }
-        data = _line(header) + b"".join(_message_line(i, body) for i, body in enumerate(bodies))
+        bodies = [message_body(message, f"messages[{i}]") for i, message in enumerate(messages)]
+        data = header_line(digest_bytes(bodies[0]), timestamp(clock)) + b"".join(
+            message_line(i, body) for i, body in enumerate(bodies)
+        )
         temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
         try:
@@ -448,7 +263,7 @@ class Session:
         self._closer = weakref.finalize(self, os.close, fd)
         self._writable = writable
         self._durable = durable
-        self._clock = _utc_now if clock is None else clock
+        self._clock = utc_now if clock is None else clock
         self._thread_lock = threading.RLock()  # threads of one process share the descriptor
         self._offset = 0  # bytes of complete records read so far
         self._lines = 0  # complete lines read so far
@@ -458,8 +273,8 @@ class Session:
         self._last_message_line = 0  # the line of the last message record
         self._last_digest: tuple[int, str] | None = None  # (index, digest) of a recorded message
         self._sections: dict[str, tuple[str, str]] = {}  # digest -> (name, text)
-        self._envelopes: list[_Envelope] = []
-        self._contexts: dict[_Structure, RunContext] = {}  # each verified context, built once
+        self._envelopes: list[Envelope] = []
+        self._contexts: dict[Structure, RunContext] = {}  # each verified context, built once
         self._torn: TornTail | None = None
         self._repaired: TornTail | None = None
 
@@ -564,7 +379,7 @@ class Session:
         this check: the next run may say something completely different.
         """
         check_messages(messages)
-        given = _message_digest(messages[0], "messages[0]") if len(messages) else None
+        given = message_digest(messages[0], "messages[0]") if len(messages) else None
         if given != self._seed:
             shown = "it is empty" if given is None else f"its message 0 has digest {given}"
             raise SeedMismatchError(
@@ -620,7 +435,7 @@ class Session:
         if self._last_digest is None or self._last_digest[0] != last:
             self._last_digest = (last, digest(self._messages[last]))
         expected = self._last_digest[1]
-        given = _message_digest(messages[last], f"messages[{last}]")
+        given = message_digest(messages[last], f"messages[{last}]")
         if given != expected:
             raise ConversationMismatchError(
                 f"the conversation does not continue this transcript: its message {last} has "
@@ -639,11 +454,11 @@ class Session:
     def append_messages(self, messages: Sequence[Mapping[str, Any]]) -> None:
         """Append ``messages`` to the recorded conversation, each as one ``message`` record."""
         check_messages(messages)
-        bodies = [_message_body(message, f"messages[{i}]") for i, message in enumerate(messages)]
+        bodies = [message_body(message, f"messages[{i}]") for i, message in enumerate(messages)]
 
         def build() -> list[bytes]:
             start = len(self._messages)
-            return [_message_line(start + offset, body) for offset, body in enumerate(bodies)]
+            return [message_line(start + offset, body) for offset, body in enumerate(bodies)]
 
         self._append(build)
 
@@ -665,46 +480,27 @@ class Session:
         context = RunContext() if context is None else context
         if not isinstance(context, RunContext):
             raise TypeError(f"context: expected a RunContext, got {type(context).__name__}")
-        reply_body = None if reply is None else _message_body(_check_reply(reply), "reply")
-        sections = context.sections
+        reply_body = None if reply is None else message_body(_check_reply(reply), "reply")
         number = [0]  # the run number given under the lock
 
         def build() -> list[bytes]:
             self._check_continues(messages)
             recorded = len(self._messages)
             lines = [
-                _message_line(index, _message_body(messages[index], f"messages[{index}]"))
+                message_line(index, message_body(messages[index], f"messages[{index}]"))
                 for index in range(recorded, len(messages))
             ]
             written: set[str] = set()
-            for section in sections:
+            for section in context.sections:
                 if section.digest not in self._sections and section.digest not in written:
                     written.add(section.digest)
-                    lines.append(
-                        _line(
-                            {
-                                "type": "section",
-                                "digest": section.digest,
-                                "name": section.name,
-                                "text": section.text,
-                            }
-                        )
-                    )
+                    lines.append(section_line(section.digest, section.name, section.text))
             number[0] = len(self._envelopes) + 1
-            envelope = {
-                "type": "run-context",
-                "run": number[0],
-                "digest": context.digest,
-                "time": _timestamp(self._clock),
-                "messages": len(messages),
-                "sections": [
-                    {"position": s.position, "name": s.name, "digest": s.digest} for s in sections
-                ],
-                "facts": [list(fact) for fact in context.facts],
-            }
-            lines.append(_line(envelope))
+            lines.append(
+                run_context_line(number[0], context, timestamp(self._clock), len(messages))
+            )
             if reply_body is not None:
-                lines.append(_message_line(len(messages), reply_body))
+                lines.append(message_line(len(messages), reply_body))
             return lines
 
         self._append(build, context)
@@ -890,9 +686,6 @@ class Session:
             self._last_message_line = mark.last_message_line
             raise
 
-    def _fail(self, line: int, message: str) -> NoReturn:
-        raise TranscriptFormatError(message, path=self._path, line=line)
-
     def _ingest(
         self, raw: bytes, line: int, *, trusted: bool, context: RunContext | None = None
     ) -> None:
@@ -901,204 +694,70 @@ class Session:
         ``trusted`` lines are the ones this session just wrote: their canonical form, section
         digests and the digest of ``context`` (the run's own) are known already.
         """
-        if not raw:
-            self._fail(line, "empty line: every line must be one JSON record")
-        if not trusted:
-            # The core's strict parser: it refuses duplicate members, which json.loads would
-            # silently drop, and accepts the integer literals canonical JSON writes for doubles.
-            try:
-                canonical = canonicalize_text(raw)
-            except (JSONSyntaxError, InvalidStringError) as error:
-                self._fail(line, f"not JSON: {_without_text_position(error)}")
-            except CanonicalJSONError as error:
-                self._fail(line, f"not a canonical JSON record: {_without_text_position(error)}")
-            if canonical != raw:
-                self._fail(
-                    line,
-                    "the record is not in canonical JSON form (RFC 8785): the file was edited "
-                    "or written by another tool; transcripts are byte-deterministic",
-                )
-        try:
-            record = json.loads(raw, parse_int=_parse_int)
-        except (ValueError, RecursionError) as error:  # unreachable for a canonical line
-            self._fail(line, f"not JSON: {error}")
-        if not isinstance(record, dict):
-            self._fail(line, f"expected a JSON object, got {type(record).__name__}")
-        kind = record.get("type")
-        if not isinstance(kind, str) or kind not in _FIELDS:
-            known = ", ".join(RECORD_TYPES)
-            self._fail(line, f"unknown record type {kind!r} (a record's type is one of {known})")
+        record = parse_line(raw, self._path, line, trusted=trusted)
+        kind = record["type"]
         if kind == "header" or line == 1:
-            self._ingest_header(record, line)
+            self._seed, self._created = read_header(record, self._path, line)
             return
-        fields = set(record)
-        if fields != _FIELDS[kind]:
-            self._fail(line, _field_problem(kind, fields))
+        check_fields(record, self._path, line)
         if kind == "message":
-            self._ingest_message(record, line)
+            index = len(self._messages)
+            self._messages.append(read_message(record, self._path, line, index=index))
+            self._last_message_line = line
         elif kind == "section":
-            self._ingest_section(record, line, verify=not trusted)
+            recorded, body = read_section(record, self._path, line, verify=not trusted)
+            # A repeated identical body is harmless (its digest matched); writers never write one.
+            self._sections[recorded] = body
         else:
-            self._ingest_run(record, line, context if trusted else None)
-
-    def _ingest_header(self, record: dict[str, Any], line: int) -> None:
-        if line != 1:
-            self._fail(line, "a second header record: the header is line 1 only")
-        if record.get("type") != "header":
-            self._fail(line, f"line 1 is a {record.get('type')!r} record, not the header")
-        if record.get("format") != TRANSCRIPT_FORMAT:
-            self._fail(line, f"not a runcontext transcript (format is {record.get('format')!r})")
-        version = record.get("version")
-        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-            self._fail(line, f"invalid format version {version!r}")
-        if version > TRANSCRIPT_VERSION:
-            raise TranscriptVersionError(
-                f"transcript format version {version} is newer than this runcontext reads "
-                f"({TRANSCRIPT_VERSION}); upgrade runcontext to read it",
-                path=self._path,
-                line=line,
-            )
-        fields = set(record)
-        if fields != _FIELDS["header"]:
-            self._fail(line, _field_problem("header", fields))
-        context_format = record["context_format"]
-        if context_format != FORMAT_VERSION:
-            raise TranscriptVersionError(
-                f"the runs were recorded with RunContext format {context_format!r}; this "
-                f"runcontext renders format {FORMAT_VERSION} and could not verify their digests",
-                path=self._path,
-                line=line,
-            )
-        self._seed = _digest_field(self, record, "seed", line)
-        self._created = _time_field(self, record, line)
-
-    def _ingest_message(self, record: dict[str, Any], line: int) -> None:
-        index = record["index"]
-        if index != len(self._messages) or isinstance(index, bool):
-            self._fail(
+            envelope = read_run_context(
+                record,
+                self._path,
                 line,
-                f"message index {index!r}, expected {len(self._messages)}: a message record is "
-                "missing or repeated",
+                number=len(self._envelopes) + 1,
+                recorded_messages=len(self._messages),
+                sections=self._sections,
             )
-        message = record["message"]
-        if not isinstance(message, dict) or "role" not in message:
-            self._fail(line, "the message is not an object with a 'role'")
-        self._messages.append(message)
-        self._last_message_line = line
+            self._add_run(envelope, line, context if trusted else None)
 
-    def _ingest_section(self, record: dict[str, Any], line: int, *, verify: bool) -> None:
-        name, text = record["name"], record["text"]
-        if not isinstance(name, str) or not isinstance(text, str):
-            self._fail(line, "a section's name and text must be strings")
-        recorded = _digest_field(self, record, "digest", line)
-        if verify:
-            actual = digest({"name": name, "text": text})
-            if actual != recorded:
-                raise TranscriptDigestError(
-                    f"section {name!r} has digest {actual} but the record says {recorded}: "
-                    "the file was altered",
-                    path=self._path,
-                    line=line,
-                )
-        # A repeated identical body is harmless (its digest matched); writers never write one.
-        self._sections[recorded] = (name, text)
-
-    def _ingest_run(self, record: dict[str, Any], line: int, known: RunContext | None) -> None:
-        number = record["run"]
-        expected = len(self._envelopes) + 1
-        if number != expected or isinstance(number, bool):
-            self._fail(
-                line, f"run number {number!r}, expected {expected}: a run is missing or repeated"
-            )
-        messages = record["messages"]
-        if isinstance(messages, bool) or not isinstance(messages, int) or messages < 0:
-            self._fail(line, f"'messages' must be a count of messages, got {messages!r}")
-        if messages > len(self._messages):
-            self._fail(
-                line,
-                f"run {number} says its request carried {messages} messages, but only "
-                f"{len(self._messages)} are recorded before it",
-            )
-        entries = record["sections"]
-        if not isinstance(entries, list):
-            self._fail(line, "'sections' must be a list")
-        sections: list[tuple[Literal["head", "tail"], str, str]] = []
-        for index, entry in enumerate(entries):
-            if not isinstance(entry, dict) or set(entry) != {"position", "name", "digest"}:
-                self._fail(
-                    line, f"sections[{index}] must be an object with position, name and digest"
-                )
-            position, name, section_digest = entry["position"], entry["name"], entry["digest"]
-            if position not in ("head", "tail"):
-                self._fail(line, f"sections[{index}]: position must be 'head' or 'tail'")
-            stored = self._sections.get(section_digest) if isinstance(section_digest, str) else None
-            if stored is None:
-                self._fail(
-                    line,
-                    f"run {number} names section {name!r} with digest {section_digest!r}, but "
-                    "no section record before this line has that digest",
-                )
-            if stored[0] != name:
-                self._fail(
-                    line,
-                    f"sections[{index}] is named {name!r} but the section record with its "
-                    f"digest is named {stored[0]!r}",
-                )
-            sections.append((position, name, section_digest))
-        facts = record["facts"]
-        if not isinstance(facts, list) or not all(
-            isinstance(fact, list)
-            and len(fact) == 2
-            and all(isinstance(part, str) for part in fact)
-            for fact in facts
-        ):
-            self._fail(line, "'facts' must be a list of [name, value] string pairs")
-        recorded = _digest_field(self, record, "digest", line)
-        time = _time_field(self, record, line)
-        structure: _Structure = (tuple(sections), tuple((name, value) for name, value in facts))
-        context = self._contexts.get(structure)
+    def _add_run(self, envelope: Envelope, line: int, known: RunContext | None) -> None:
+        """Verify a run's context digest, building its context once per distinct structure."""
+        context = self._contexts.get(envelope.structure)
         if context is None:
-            if known is not None and known.digest == recorded:
+            if known is not None and known.digest == envelope.digest:
                 context = known  # this session's own run: the context it was given
             else:
-                context = self._build_context(structure, number, line)
-        if context.digest != recorded:
+                context = self._build_context(envelope.structure, envelope.number, line)
+        if context.digest != envelope.digest:
             raise TranscriptDigestError(
-                f"run {number}'s context rebuilt from the transcript has digest "
-                f"{context.digest}, but its envelope records {recorded}: the file was altered",
+                f"run {envelope.number}'s context rebuilt from the transcript has digest "
+                f"{context.digest}, but its envelope records {envelope.digest}: the file was "
+                "altered",
                 path=self._path,
                 line=line,
             )
-        self._contexts[structure] = context
-        self._envelopes.append(
-            _Envelope(
-                number=number,
-                time=time,
-                digest=recorded,
-                messages=messages,
-                structure=structure,
-            )
-        )
+        self._contexts[envelope.structure] = context
+        self._envelopes.append(envelope)
 
-    def _build_context(self, structure: _Structure, number: int, line: int) -> RunContext:
-        sections, facts = structure
+    def _build_context(self, recorded: Structure, number: int, line: int) -> RunContext:
+        sections, facts = recorded
         head = [self._sections[d] for position, _, d in sections if position == "head"]
         tail = [self._sections[d] for position, _, d in sections if position == "tail"]
         try:
             context = RunContext(head_sections=head, facts=facts, tail_sections=tail)
         except (RunContextError, ValueError, TypeError) as error:
-            self._fail(line, f"run {number}'s context cannot be rebuilt: {error}")
-        if _structure(context) != structure:
+            fail(self._path, line, f"run {number}'s context cannot be rebuilt: {error}")
+        if structure(context) != recorded:
             # The envelope names entries a RunContext would drop or change (an empty section,
             # text with trailing whitespace): a writer never records those.
-            self._fail(
+            fail(
+                self._path,
                 line,
                 f"run {number}'s sections and facts are not those of a RunContext built from "
                 "them (an entry is empty or not normalised): the file was altered",
             )
         return context
 
-    def _run(self, envelope: _Envelope) -> Run:
+    def _run(self, envelope: Envelope) -> Run:
         return Run(
             number=envelope.number,
             time=envelope.time,
@@ -1106,45 +765,6 @@ class Session:
             messages=envelope.messages,
             context=self._contexts[envelope.structure],
         )
-
-
-def _message_digest(message: Mapping[str, Any], argument: str) -> str:
-    return digest_bytes(_message_body(message, argument))
-
-
-def _field_problem(kind: str, fields: set[str]) -> str:
-    missing = sorted(_FIELDS[kind] - fields)
-    unexpected = sorted(fields - _FIELDS[kind])
-    parts = []
-    if missing:
-        parts.append(f"missing {', '.join(missing)}")
-    if unexpected:
-        parts.append(f"unexpected {', '.join(unexpected)}")
-    return f"a {kind} record with {'; '.join(parts)}"
-
-
-def _digest_field(session: Session, record: dict[str, Any], key: str, line: int) -> str:
-    value = record.get(key)
-    if not isinstance(value, str) or not value.startswith("blake3:") or len(value) != 71:
-        session._fail(
-            line, f"{key!r} must be a digest like 'blake3:<64 hex digits>', got {value!r}"
-        )
-    return value
-
-
-def _time_field(session: Session, record: dict[str, Any], line: int) -> datetime:
-    text = record.get("time")
-    moment: datetime | None = None
-    if isinstance(text, str) and text.endswith("Z"):
-        try:
-            moment = datetime.fromisoformat(text)
-        except ValueError:
-            moment = None
-    if moment is None or moment.tzinfo is None or _format_time(moment) != text:
-        session._fail(
-            line, f"'time' must be a UTC timestamp like 2025-01-31T09:30:00Z, got {text!r}"
-        )
-    return moment
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -1,0 +1,97 @@
+"""The errors and the warning a transcript raises: each names the file and, where one line is
+to blame, its 1-based line number (see :mod:`runcontext.session`)."""
+
+from __future__ import annotations
+
+import os
+
+__all__ = [
+    "ConversationMismatchError",
+    "SeedMismatchError",
+    "TornTranscriptError",
+    "TornTranscriptWarning",
+    "TranscriptDigestError",
+    "TranscriptError",
+    "TranscriptFormatError",
+    "TranscriptVersionError",
+]
+
+
+class TranscriptError(ValueError):
+    """A transcript that cannot be read or appended to as asked.
+
+    ``path`` is the file and ``line`` the 1-based line number of the offending record, or
+    ``None`` when the problem is not one line's. Both are also in the message.
+    """
+
+    def __init__(self, message: str, *, path: str | os.PathLike[str], line: int | None) -> None:
+        where = f"{os.fspath(path)}:{line}" if line is not None else os.fspath(path)
+        super().__init__(f"{where}: {message}")
+        self.path = os.fspath(path)
+        self.line = line
+
+
+class TranscriptFormatError(TranscriptError):
+    """A line that is not a valid record: not JSON, not canonical, an unknown type, a missing
+    or unexpected field, a run that names a section the file does not hold, …"""
+
+
+class TranscriptVersionError(TranscriptFormatError):
+    """A transcript written by a newer runcontext (a format version this one cannot read)."""
+
+
+class TranscriptDigestError(TranscriptError):
+    """A record whose content does not match its recorded digest: the file was altered."""
+
+
+class TornTranscriptError(TranscriptError):
+    """An append refused because the file ends with a torn (incomplete) record."""
+
+
+class ConversationMismatchError(TranscriptError):
+    """A conversation that is not the one this transcript records.
+
+    When one message differs, ``index`` is its index in the conversation, ``recorded`` the
+    digest of the transcript's message at that index and ``given`` the digest of the caller's
+    (``None`` when the caller has no message there); ``line`` is the line of the recorded one.
+    All three are ``None`` when the conversation is refused for its length.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | os.PathLike[str],
+        line: int | None,
+        index: int | None = None,
+        recorded: str | None = None,
+        given: str | None = None,
+    ) -> None:
+        super().__init__(message, path=path, line=line)
+        self.index = index
+        self.recorded = recorded
+        self.given = given
+
+
+class SeedMismatchError(ConversationMismatchError):
+    """The conversation's first message no longer matches the seed the transcript started with.
+
+    ``recorded`` is the seed digest in the transcript's header, ``given`` the digest of the
+    conversation's message at index 0 (``None`` for an empty conversation).
+    """
+
+    recorded: str
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | os.PathLike[str],
+        recorded: str,
+        given: str | None,
+    ) -> None:
+        super().__init__(message, path=path, line=1, index=0, recorded=recorded, given=given)
+
+
+class TornTranscriptWarning(UserWarning):
+    """The transcript ends with a torn record; the complete records before it are readable."""

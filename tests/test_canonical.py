@@ -342,3 +342,84 @@ def test_canonicalize_text_takes_bytes_or_str_only() -> None:
 def test_large_text_round_trip(tmp_path: Path) -> None:
     value = {"messages": [{"role": "user", "content": "é" * 10_000, "n": i} for i in range(200)]}
     assert canonicalize_text(json.dumps(value, indent=2)) == canonical_json(value)
+
+
+# --- Python code that runs on an error path cannot corrupt the walk -----------------------
+
+
+class _Name(str):
+    def __str__(self) -> str:  # must never be called: reading a type's name runs no code
+        _VICTIM.clear()
+        return "Foo"
+
+
+class Foo:
+    pass
+
+
+Foo.__name__ = _Name("Foo")
+_VICTIM: dict[str, Any] = {}
+
+
+def test_a_type_name_that_runs_code_is_not_called() -> None:
+    _VICTIM.clear()
+    _VICTIM["k" * 100_000] = [Foo()]
+    with pytest.raises(UnsupportedTypeError) as info:
+        canonical_json(_VICTIM)
+    assert info.value.path == "$." + "k" * 100_000 + "[0]"
+    assert "type Foo" in str(info.value)
+    assert len(_VICTIM) == 1
+
+
+def _collect_during_error(victim: Any) -> Exception | None:
+    """Run canonical_json on ``victim`` with a collection armed to fire at the next
+    allocation of a tracked object (on 3.11, the exception an error path creates), whose
+    finaliser empties ``victim`` while the walk is inside it."""
+    import gc
+
+    class Evil:
+        def __del__(self) -> None:
+            victim.clear()
+
+    def garbage() -> None:
+        evil = Evil()
+        evil.me = evil  # type: ignore[attr-defined]  # a cycle only the collector frees
+
+    old = gc.get_threshold()
+    caught: Exception | None = None
+    gc.disable()
+    garbage()
+    gc.set_threshold(1)
+    gc.enable()
+    try:
+        canonical_json(victim)
+    except CanonicalJSONError as error:
+        caught = error
+    finally:
+        gc.set_threshold(*old)
+    return caught
+
+
+def test_a_collection_during_an_error_cannot_free_what_the_walk_reads() -> None:
+    # Without strong references to dict keys (and with an OverflowError raised for big ints)
+    # this read freed memory and crashed on Python 3.11.
+    victim: dict[str, Any] = {"key_" * 8: [int("1" * 30)]}
+    error = _collect_during_error(victim)
+    assert isinstance(error, InvalidNumberError)
+    assert error.path == "$.key_key_key_key_key_key_key_key_[0]"
+    assert "111111111111111111111111111111" in str(error)
+    surrogate: dict[str, Any] = {"key_" * 8: ["\ud800"]}
+    error = _collect_during_error(surrogate)
+    assert isinstance(error, InvalidStringError)
+    assert error.path == "$.key_key_key_key_key_key_key_key_[0]"
+    assert surrogate == {}  # the finaliser ran during the walk
+
+
+def test_lone_surrogate_in_str_text_is_located() -> None:
+    with pytest.raises(InvalidStringError) as info:
+        canonicalize_text('{"a": 1,\n "b": "x\ud800"}')
+    assert (info.value.kind, info.value.line, info.value.column) == ("lone-surrogate", 2, 9)
+    # Text that is not Unicode is refused before its grammar is looked at, as with bytes.
+    with pytest.raises(InvalidStringError) as info:
+        canonicalize_text('[1,]\n"\ud800"')
+    assert (info.value.line, info.value.column) == (2, 2)

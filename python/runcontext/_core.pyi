@@ -1,7 +1,9 @@
 """Type stubs for the Rust extension ``runcontext._core``."""
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any, final
+
+from typing_extensions import Buffer
 
 from runcontext.section import Section
 
@@ -23,9 +25,10 @@ FORMAT_VERSION: int
 def canonical_json(value: object, /) -> bytes: ...
 def canonicalize_text(data: bytes | str, /) -> bytes: ...
 def digest(value: object, /) -> str: ...
-def digest_bytes(data: bytes | bytearray | memoryview, /) -> str: ...
+def digest_bytes(data: Buffer, /) -> str: ...
 
-_Pairs = Iterable[tuple[str, str | None]] | Iterable[list[str | None]] | None
+# Any sequence (not a set, mapping, iterator or generator) of two-item sequences.
+_Pairs = Sequence[tuple[str, str | None] | Sequence[str | None]] | None
 
 @final
 class RunContext:

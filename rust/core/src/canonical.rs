@@ -81,11 +81,7 @@ impl fmt::Display for CanonicalErrorKind {
                 "a value of type {t} has no JSON form; convert it to a dict, list, tuple, str, int, float, bool or None first"
             ),
             Self::TooDeep => write!(f, "nesting deeper than {MAX_DEPTH} arrays and objects"),
-            Self::DuplicateKey(k) => {
-                let mut quoted = Vec::new();
-                write_str(&mut quoted, k);
-                write!(f, "duplicate object key {}", String::from_utf8_lossy(&quoted))
-            }
+            Self::DuplicateKey(k) => write!(f, "duplicate object key {}", quoted(k)),
         }
     }
 }
@@ -196,6 +192,13 @@ fn needs_escape(word: u64) -> bool {
     (below_space | quote | backslash) & HIGHS != 0
 }
 
+/// `text` as a JSON string, for messages: quotes added, control characters made visible.
+pub(crate) fn quoted(text: &str) -> String {
+    let mut out = Vec::with_capacity(text.len() + 2);
+    write_str(&mut out, text);
+    String::from_utf8(out).unwrap_or_default()
+}
+
 /// Writes a double as ECMAScript `Number.prototype.toString` does (RFC 8785 § 3.2.2.3):
 /// shortest round-trip digits, exponent forms below 1e-6 and from 1e21, `-0` as `0`.
 pub fn write_f64(out: &mut Vec<u8>, v: f64) -> Result<(), CanonicalError> {
@@ -252,7 +255,7 @@ pub fn cmp_keys(a: &str, b: &str) -> Ordering {
 }
 
 /// Sorts `(key, value)` members into canonical order and refuses duplicate keys.
-pub fn sort_members<V>(members: &mut [(&str, V)]) -> Result<(), CanonicalError> {
+pub(crate) fn sort_members<V>(members: &mut [(&str, V)]) -> Result<(), CanonicalError> {
     members.sort_by(|x, y| cmp_keys(x.0, y.0));
     match members.windows(2).find(|w| w[0].0 == w[1].0) {
         Some(w) => Err(CanonicalError::new(CanonicalErrorKind::DuplicateKey(

@@ -61,11 +61,7 @@ impl fmt::Display for JsonPath {
             match segment {
                 Segment::Index(i) => write!(f, "[{i}]")?,
                 Segment::Key(k) if is_identifier(k) => write!(f, ".{k}")?,
-                Segment::Key(k) => {
-                    let mut quoted = Vec::with_capacity(k.len() + 2);
-                    crate::canonical::write_str(&mut quoted, k);
-                    write!(f, "[{}]", String::from_utf8_lossy(&quoted))?
-                }
+                Segment::Key(k) => write!(f, "[{}]", crate::canonical::quoted(k))?,
             }
         }
         Ok(())

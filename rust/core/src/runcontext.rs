@@ -3,10 +3,11 @@
 //! `docs/FORMAT.md` is the normative text; every rule below is pinned by
 //! `docs/vectors/runcontext-v1.json`.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use crate::args::{Arg, ArgError, ArgNode, Shape};
-use crate::canonical::write_str;
+use crate::canonical::{quoted, write_str};
 use crate::digest::digest_bytes;
 
 /// Version of the rendering and digest format.
@@ -201,12 +202,6 @@ impl RunContextError {
     }
 }
 
-fn quoted(name: &str) -> String {
-    let mut out = Vec::with_capacity(name.len() + 2);
-    write_str(&mut out, name);
-    String::from_utf8(out).unwrap_or_default()
-}
-
 impl fmt::Display for RunContextError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -324,8 +319,10 @@ struct Collector {
     head: Vec<(String, Option<String>)>,
     facts: Vec<(String, Option<String>)>,
     tail: Vec<(String, Option<String>)>,
-    // (arg, index) of every name seen, for duplicate messages; small, so a linear scan.
-    section_names: Vec<(String, Arg, usize)>,
+    // Where each name was first used, for duplicate messages: one namespace for the facts,
+    // one for head and tail sections together.
+    fact_names: HashMap<String, usize>,
+    section_names: HashMap<String, (Arg, usize)>,
 }
 
 impl Collector {
@@ -346,15 +343,9 @@ impl Collector {
             return Err(RunContextError::NameWhitespace { arg, index, name });
         }
         let first = if arg == Arg::Facts {
-            self.facts
-                .iter()
-                .position(|(n, _)| *n == name)
-                .map(|i| (Arg::Facts, i))
+            self.fact_names.get(&name).map(|&i| (Arg::Facts, i))
         } else {
-            self.section_names
-                .iter()
-                .find(|(n, _, _)| *n == name)
-                .map(|(_, a, i)| (*a, *i))
+            self.section_names.get(&name).copied()
         };
         if let Some((first_arg, first_index)) = first {
             return Err(RunContextError::DuplicateName {
@@ -373,14 +364,17 @@ impl Collector {
         });
         match arg {
             Arg::HeadSections => {
-                self.section_names.push((name.clone(), arg, index));
+                self.section_names.insert(name.clone(), (arg, index));
                 self.head.push((name, value));
             }
             Arg::TailSections => {
-                self.section_names.push((name.clone(), arg, index));
+                self.section_names.insert(name.clone(), (arg, index));
                 self.tail.push((name, value));
             }
-            Arg::Facts => self.facts.push((name, value)),
+            Arg::Facts => {
+                self.fact_names.insert(name.clone(), index);
+                self.facts.push((name, value));
+            }
         }
         Ok(())
     }

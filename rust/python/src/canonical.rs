@@ -1,33 +1,31 @@
 //! Canonical JSON of Python objects, written straight from the objects into one buffer
 //! through the core's primitives (no intermediate tree), and the digest functions.
 //!
-//! The walk runs no Python code: dicts are read with `PyDict_Next` (a dict subclass's
-//! `__iter__`/`keys` are not consulted), strings through their UTF-8 form (a `str` subclass
-//! is its text), numbers through their C values. So nothing can mutate a container while
-//! it is read, and borrowed pointers stay valid for the whole walk.
+//! On its success path the walk runs no Python code: dicts are read with `PyDict_Next` (a
+//! dict subclass's `__iter__`/`keys` are not consulted), strings through their UTF-8 form (a
+//! `str` subclass is its text), numbers through their C values, and nothing it allocates is
+//! tracked by the garbage collector. So no container can change while it is read, and
+//! borrowed pointers to elements stay valid.
+//!
+//! An error path may allocate an exception (a lone surrogate makes CPython raise
+//! `UnicodeEncodeError`), and on Python 3.11 that can run a garbage collection and with it
+//! any `__del__`. After that the walk only unwinds, and the one thing unwinding reads, the
+//! names of enclosing dict members, is held by strong references.
 
-use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use runcontext_core::canonical::{write_array, write_f64, write_i64, write_object, write_str};
-use runcontext_core::{CanonicalError, CanonicalErrorKind};
+use runcontext_core::{CanonicalError, CanonicalErrorKind, ParseErrorKind};
 
-use crate::errors::{canonical_error, parse_error};
+use crate::errors::{canonical_error, parse_error, type_name};
 
 /// Above this many bytes, hashing releases the GIL (as blake3-py does).
 const DETACH_THRESHOLD: usize = 2048;
 
 fn kind_error(kind: CanonicalErrorKind) -> CanonicalError {
     CanonicalError::new(kind)
-}
-
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "<unknown>".to_owned())
 }
 
 // The UTF-8 text of a str (or str subclass) with the lifetime of the object it belongs to.
@@ -70,14 +68,16 @@ fn write_value(
     } else if let Ok(b) = obj.cast::<PyBool>() {
         out.extend_from_slice(if b.is_true() { b"true" } else { b"false" });
     } else if let Ok(int) = obj.cast::<PyInt>() {
-        match int.extract::<i64>() {
-            Ok(v) => write_i64(out, v)?,
-            Err(_) => {
-                return Err(kind_error(CanonicalErrorKind::IntegerOutOfRange(int_text(
-                    int,
-                ))))
-            }
+        // The overflow flag, not an OverflowError: raising would allocate an exception.
+        let mut overflow = 0;
+        // SAFETY: `int` is an int (or subclass); this reads its value and runs no code.
+        let value = unsafe { ffi::PyLong_AsLongLongAndOverflow(int.as_ptr(), &mut overflow) };
+        if overflow != 0 {
+            return Err(kind_error(CanonicalErrorKind::IntegerOutOfRange(int_text(
+                int,
+            ))));
         }
+        write_i64(out, value)?;
     } else if let Ok(float) = obj.cast::<PyFloat>() {
         write_f64(out, float.value())?;
     } else {
@@ -125,23 +125,33 @@ fn write_dict(
     depth: usize,
 ) -> Result<(), CanonicalError> {
     let py = dict.py();
-    let mut members: Vec<(&str, *mut ffi::PyObject)> = Vec::with_capacity(dict.len());
+    // Strong references to the keys: an error below may run Python code (see the module
+    // documentation), and unwinding names the member by its key.
+    let mut keys: Vec<Bound<'_, PyAny>> = Vec::with_capacity(dict.len());
+    let mut values: Vec<*mut ffi::PyObject> = Vec::with_capacity(dict.len());
     let (mut pos, mut key, mut value): (ffi::Py_ssize_t, *mut ffi::PyObject, *mut ffi::PyObject) =
         (0, std::ptr::null_mut(), std::ptr::null_mut());
     // SAFETY: PyDict_Next yields borrowed references that live as long as the dict, which
-    // nothing can modify during the walk.
+    // nothing can modify while no Python code runs.
     while unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) } != 0 {
-        let key_obj = unsafe { Borrowed::from_ptr(py, key) };
+        let key_obj = unsafe { Borrowed::from_ptr(py, key) }.to_owned();
         if !key_obj.is_instance_of::<PyString>() {
             return Err(kind_error(CanonicalErrorKind::NonStringKey(type_name(
                 &key_obj,
             ))));
         }
-        let text =
-            unsafe { utf8(key) }.ok_or_else(|| kind_error(CanonicalErrorKind::LoneSurrogate))?;
+        keys.push(key_obj);
+        values.push(value);
+    }
+    let mut members = Vec::with_capacity(keys.len());
+    for (key, value) in keys.iter().zip(values) {
+        // SAFETY: `keys` holds each key, so its text outlives `members`.
+        let text = unsafe { utf8(key.as_ptr()) }
+            .ok_or_else(|| kind_error(CanonicalErrorKind::LoneSurrogate))?;
         members.push((text, value));
     }
     write_object(out, &mut members, depth, |out, value, depth| {
+        // SAFETY: the dict holds the value, and no Python code has run since it was read.
         let item = unsafe { Borrowed::from_ptr(py, *value) };
         write_value(out, &item, depth)
     })
@@ -186,22 +196,59 @@ pub fn digest_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<String>
         // bytes are immutable, so the GIL can go while they are hashed.
         return Ok(hash(py, bytes.as_bytes()));
     }
-    let buffer = PyBuffer::<u8>::get(data).map_err(|_| {
-        PyTypeError::new_err(format!(
-            "digest_bytes() takes bytes or a bytes-like object, got {}",
+    let mut view = std::mem::MaybeUninit::<ffi::Py_buffer>::uninit();
+    // SAFETY: a PyBUF_SIMPLE request asks for one contiguous run of bytes of any format.
+    if unsafe { ffi::PyObject_GetBuffer(data.as_ptr(), view.as_mut_ptr(), ffi::PyBUF_SIMPLE) } != 0
+    {
+        // SAFETY: PyObject_GetBuffer failed and set an exception, which is replaced here.
+        unsafe { ffi::PyErr_Clear() };
+        return Err(PyTypeError::new_err(format!(
+            "digest_bytes() takes bytes or a contiguous bytes-like object, got {}; pass bytes(data)",
             type_name(data)
-        ))
-    })?;
-    if !buffer.is_c_contiguous() {
-        return Err(PyTypeError::new_err(
-            "digest_bytes() needs a C-contiguous buffer; pass bytes(data)",
-        ));
+        )));
     }
-    // SAFETY: the buffer is exported (so it cannot be resized) and the GIL is held
-    // throughout, so no Python thread writes to it while it is hashed.
-    let slice =
-        unsafe { std::slice::from_raw_parts(buffer.buf_ptr().cast::<u8>(), buffer.len_bytes()) };
-    Ok(runcontext_core::digest_bytes(slice))
+    // SAFETY: the export succeeded, so `view` is initialised until PyBuffer_Release.
+    let mut view = unsafe { view.assume_init() };
+    let len = usize::try_from(view.len).unwrap_or(0);
+    // A writable buffer could be changed while it is read by code that does not hold the
+    // GIL (numpy, a shared mmap), so it is copied first; a read-only one is hashed in place.
+    let digest = if len == 0 || view.buf.is_null() {
+        runcontext_core::digest_bytes(&[])
+    } else {
+        // SAFETY: the exporter guarantees `len` readable bytes at `buf` until release.
+        let bytes = unsafe { std::slice::from_raw_parts(view.buf.cast::<u8>(), len) };
+        if view.readonly != 0 {
+            hash(py, bytes)
+        } else {
+            let copy = bytes.to_vec();
+            hash(py, &copy)
+        }
+    };
+    // SAFETY: releases the export made above, once.
+    unsafe { ffi::PyBuffer_Release(&mut view) };
+    Ok(digest)
+}
+
+/// A str holding a lone surrogate, located like any other error: its surrogatepass encoding
+/// is parsed, and the parser stops at the surrogate's bytes (offsets count UTF-8 bytes).
+fn lone_surrogate_in_text(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyErr {
+    let encoded = match text.call_method1("encode", ("utf-8", "surrogatepass")) {
+        Ok(encoded) => encoded,
+        Err(error) => return error,
+    };
+    let Ok(bytes) = encoded.cast::<PyBytes>() else {
+        return canonical_error(py, kind_error(CanonicalErrorKind::LoneSurrogate));
+    };
+    match runcontext_core::canonicalize_text(bytes.as_bytes()) {
+        Err(mut error) => {
+            // The first problem in the text wins; where that is the surrogate's bytes, say so.
+            if error.kind == ParseErrorKind::InvalidUtf8 {
+                error.kind = ParseErrorKind::Canonical(CanonicalErrorKind::LoneSurrogate);
+            }
+            parse_error(py, error)
+        }
+        Ok(_) => canonical_error(py, kind_error(CanonicalErrorKind::LoneSurrogate)),
+    }
 }
 
 /// Canonical JSON of a JSON text, parsed strictly in Rust (duplicate names, unsafe
@@ -215,14 +262,10 @@ pub fn canonicalize_text<'py>(
     let text: &[u8] = if let Ok(bytes) = data.cast::<PyBytes>() {
         bytes.as_bytes()
     } else if data.is_instance_of::<PyString>() {
+        // SAFETY: `data` is a str the caller holds for the whole call.
         match unsafe { utf8(data.as_ptr()) } {
             Some(text) => text.as_bytes(),
-            None => {
-                return Err(canonical_error(
-                    py,
-                    kind_error(CanonicalErrorKind::LoneSurrogate),
-                ))
-            }
+            None => return Err(lone_surrogate_in_text(py, data)),
         }
     } else {
         return Err(PyTypeError::new_err(format!(

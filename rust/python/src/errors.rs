@@ -10,6 +10,16 @@ use runcontext_core::{
     CanonicalError, CanonicalErrorKind, ParseError, ParseErrorKind, RunContextError,
 };
 
+/// The name of `obj`'s type, for messages. Read from the type's own name string, so no
+/// Python code runs (a `__name__` that is a str subclass cannot intervene).
+pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .ok()
+        .and_then(|name| name.to_str().map(str::to_owned).ok())
+        .unwrap_or_else(|| "<unknown>".to_owned())
+}
+
 fn class<'py>(
     py: Python<'py>,
     cell: &'static PyOnceLock<Py<PyType>>,

@@ -9,7 +9,8 @@ mod canonical;
 mod errors;
 mod runcontext;
 
-#[pymodule]
+// The raw walk over dicts and lists relies on the GIL: no free-threaded build.
+#[pymodule(gil_used = true)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_DEPTH", runcontext_core::MAX_DEPTH)?;

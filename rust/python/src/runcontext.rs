@@ -12,7 +12,7 @@ use pyo3::types::{
 };
 use runcontext_core::{ArgError, ArgNode, Shape};
 
-use crate::errors::runcontext_error;
+use crate::errors::{runcontext_error, type_name};
 
 /// A Python value as the core's argument rules see it.
 struct PyNode<'py>(Bound<'py, PyAny>);
@@ -56,11 +56,7 @@ impl<'py> ArgNode for PyNode<'py> {
     }
 
     fn type_name(&self) -> String {
-        self.0
-            .get_type()
-            .name()
-            .map(|n| n.to_string())
-            .unwrap_or_else(|_| "<unknown>".to_owned())
+        type_name(&self.0)
     }
 }
 

@@ -401,8 +401,9 @@ def _collect_during_error(victim: Any) -> Exception | None:
 
 
 def test_a_collection_during_an_error_cannot_free_what_the_walk_reads() -> None:
-    # Without strong references to dict keys (and with an OverflowError raised for big ints)
-    # this read freed memory and crashed on Python 3.11.
+    # Before the collector was paused for the walk, the finaliser ran inside it (the
+    # OverflowError or UnicodeEncodeError allocated on the error path started a collection on
+    # Python 3.11) and unwinding read the freed key: a crash.
     victim: dict[str, Any] = {"key_" * 8: [int("1" * 30)]}
     error = _collect_during_error(victim)
     assert isinstance(error, InvalidNumberError)
@@ -412,7 +413,23 @@ def test_a_collection_during_an_error_cannot_free_what_the_walk_reads() -> None:
     error = _collect_during_error(surrogate)
     assert isinstance(error, InvalidStringError)
     assert error.path == "$.key_key_key_key_key_key_key_key_[0]"
-    assert surrogate == {}  # the finaliser ran during the walk
+    assert surrogate == {}  # the finaliser did run, once the collector resumed
+
+
+def test_the_collector_state_is_restored() -> None:
+    import gc
+
+    assert gc.isenabled()
+    canonical_json({"a": [1]})
+    with pytest.raises(InvalidNumberError):
+        canonical_json({"a": float("nan")})
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        canonical_json({"a": [1]})
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_lone_surrogate_in_str_text_is_located() -> None:

@@ -1,16 +1,14 @@
 //! Canonical JSON of Python objects, written straight from the objects into one buffer
 //! through the core's primitives (no intermediate tree), and the digest functions.
 //!
-//! On its success path the walk runs no Python code: dicts are read with `PyDict_Next` (a
-//! dict subclass's `__iter__`/`keys` are not consulted), strings through their UTF-8 form (a
-//! `str` subclass is its text), numbers through their C values, and nothing it allocates is
-//! tracked by the garbage collector. So no container can change while it is read, and
-//! borrowed pointers to elements stay valid.
-//!
-//! An error path may allocate an exception (a lone surrogate makes CPython raise
-//! `UnicodeEncodeError`), and on Python 3.11 that can run a garbage collection and with it
-//! any `__del__`. After that the walk only unwinds, and the one thing unwinding reads, the
-//! names of enclosing dict members, is held by strong references.
+//! The walk runs no Python code: dicts are read with `PyDict_Next` (a dict subclass's
+//! `__iter__`/`keys` are not consulted), strings through their UTF-8 form (a `str` subclass
+//! is its text), numbers through their C values, type names from the type's own string. The
+//! one way code could still run is a garbage collection, which CPython 3.11 may start when an
+//! error path allocates an exception (a lone surrogate raises `UnicodeEncodeError` inside
+//! CPython), and which would run any `__del__`; so the collector is paused for the walk
+//! ([`CollectorPaused`]). Hence no container can change while it is read, and borrowed
+//! pointers stay valid for the whole walk.
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
@@ -125,41 +123,61 @@ fn write_dict(
     depth: usize,
 ) -> Result<(), CanonicalError> {
     let py = dict.py();
-    // Strong references to the keys: an error below may run Python code (see the module
-    // documentation), and unwinding names the member by its key.
-    let mut keys: Vec<Bound<'_, PyAny>> = Vec::with_capacity(dict.len());
-    let mut values: Vec<*mut ffi::PyObject> = Vec::with_capacity(dict.len());
+    let mut members: Vec<(&str, *mut ffi::PyObject)> = Vec::with_capacity(dict.len());
     let (mut pos, mut key, mut value): (ffi::Py_ssize_t, *mut ffi::PyObject, *mut ffi::PyObject) =
         (0, std::ptr::null_mut(), std::ptr::null_mut());
     // SAFETY: PyDict_Next yields borrowed references that live as long as the dict, which
-    // nothing can modify while no Python code runs.
+    // nothing can modify during the walk.
     while unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) } != 0 {
-        let key_obj = unsafe { Borrowed::from_ptr(py, key) }.to_owned();
+        let key_obj = unsafe { Borrowed::from_ptr(py, key) };
         if !key_obj.is_instance_of::<PyString>() {
             return Err(kind_error(CanonicalErrorKind::NonStringKey(type_name(
                 &key_obj,
             ))));
         }
-        keys.push(key_obj);
-        values.push(value);
-    }
-    let mut members = Vec::with_capacity(keys.len());
-    for (key, value) in keys.iter().zip(values) {
-        // SAFETY: `keys` holds each key, so its text outlives `members`.
-        let text = unsafe { utf8(key.as_ptr()) }
-            .ok_or_else(|| kind_error(CanonicalErrorKind::LoneSurrogate))?;
+        // SAFETY: the dict holds the key (an immutable str) for the whole walk.
+        let text =
+            unsafe { utf8(key) }.ok_or_else(|| kind_error(CanonicalErrorKind::LoneSurrogate))?;
         members.push((text, value));
     }
     write_object(out, &mut members, depth, |out, value, depth| {
-        // SAFETY: the dict holds the value, and no Python code has run since it was read.
+        // SAFETY: the dict holds the value for the whole walk.
         let item = unsafe { Borrowed::from_ptr(py, *value) };
         write_value(out, &item, depth)
     })
 }
 
+/// Pauses CPython's cyclic garbage collector while it lives (restoring its former state), so
+/// that no `__del__` can run in the middle of a walk.
+struct CollectorPaused {
+    was_enabled: bool,
+}
+
+impl CollectorPaused {
+    fn new() -> Self {
+        // SAFETY: called with the GIL held; returns whether the collector was enabled.
+        Self {
+            was_enabled: unsafe { ffi::PyGC_Disable() } != 0,
+        }
+    }
+}
+
+impl Drop for CollectorPaused {
+    fn drop(&mut self) {
+        if self.was_enabled {
+            // SAFETY: called with the GIL held, undoing the PyGC_Disable above.
+            unsafe { ffi::PyGC_Enable() };
+        }
+    }
+}
+
 fn to_canonical(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     let mut out = Vec::with_capacity(256);
-    write_value(&mut out, value, 0).map_err(|e| canonical_error(py, e))?;
+    let walked = {
+        let _paused = CollectorPaused::new();
+        write_value(&mut out, value, 0)
+    };
+    walked.map_err(|e| canonical_error(py, e))?;
     Ok(out)
 }
 

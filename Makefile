@@ -1,5 +1,6 @@
-# The README's commands call these targets. Every target works on a machine with only the
-# Rust toolchain, Python 3.11 and pip: `install-test` installs everything the tests need.
+# The README's commands call these targets. `install`, `test` and `lint` work on a machine with
+# only the Rust toolchain, Python 3.11 and pip (`install-test` installs what the tests need);
+# `vectors` also needs Node, and `fuzz` needs `cargo install cargo-fuzz`.
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 

@@ -149,47 +149,72 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        // Skip eight bytes at a time while none of them needs an escape (most text).
-        if let Some(chunk) = bytes.get(i..i + 8) {
-            let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-            if !needs_escape(word) {
-                i += 8;
-                continue;
-            }
-        }
-        let b = bytes[i];
+    loop {
+        let at = first_escape(bytes, start);
+        out.extend_from_slice(&bytes[start..at]);
+        let Some(&b) = bytes.get(at) else { break };
         let escape = ESCAPES[b as usize];
-        if escape != 0 {
-            out.extend_from_slice(&bytes[start..i]);
-            if escape == b'u' {
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[(b >> 4) as usize]);
-                out.push(HEX[(b & 0xf) as usize]);
-            } else {
-                out.push(b'\\');
-                out.push(escape);
-            }
-            start = i + 1;
+        if escape == b'u' {
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[(b >> 4) as usize]);
+            out.push(HEX[(b & 0xf) as usize]);
+        } else {
+            out.push(b'\\');
+            out.push(escape);
         }
-        i += 1;
+        start = at + 1;
     }
-    out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
 }
 
-// True when any byte of `word` is below 0x20, a quote or a backslash (the classic SWAR tests:
-// "has less than n" and "has zero byte" of `word` xor a repeated byte).
-#[inline]
-fn needs_escape(word: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let below_space = word.wrapping_sub(ONES * 0x20) & !word;
-    let quote = (word ^ (ONES * b'"' as u64)).wrapping_sub(ONES) & !(word ^ (ONES * b'"' as u64));
-    let backslash =
-        (word ^ (ONES * b'\\' as u64)).wrapping_sub(ONES) & !(word ^ (ONES * b'\\' as u64));
-    (below_space | quote | backslash) & HIGHS != 0
+/// The index of the first byte at or after `from` that needs an escape, or `bytes.len()`.
+#[cfg(target_arch = "x86_64")]
+fn first_escape(bytes: &[u8], from: usize) -> usize {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    // Sixteen bytes at a time with SSE2, which every x86_64 processor has.
+    // A byte needs an escape when it is a quote, a backslash, or at most 0x1f (max(b, 0x1f)
+    // == 0x1f, unsigned).
+    let mask = |chunk: &[u8; 16]| -> u32 {
+        // SAFETY: SSE2 is part of x86_64; the load reads exactly the 16 bytes of `chunk`.
+        unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+            let limit = _mm_set1_epi8(0x1f);
+            let control = _mm_cmpeq_epi8(_mm_max_epu8(v, limit), limit);
+            let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+            let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(control, quote), backslash)) as u32
+        }
+    };
+    let mut i = from;
+    while let Some(chunk) = bytes.get(i..i + 16) {
+        let found = mask(chunk.try_into().unwrap_or(&[0; 16]));
+        if found != 0 {
+            return i + found.trailing_zeros() as usize;
+        }
+        i += 16;
+    }
+    // The last few bytes, padded with a byte that needs no escape.
+    let rest = &bytes[i..];
+    let mut tail = [b'a'; 16];
+    tail[..rest.len()].copy_from_slice(rest);
+    let found = mask(&tail);
+    if found != 0 {
+        i + found.trailing_zeros() as usize
+    } else {
+        bytes.len()
+    }
+}
+
+/// The index of the first byte at or after `from` that needs an escape, or `bytes.len()`.
+#[cfg(not(target_arch = "x86_64"))]
+fn first_escape(bytes: &[u8], from: usize) -> usize {
+    bytes[from..]
+        .iter()
+        .position(|&b| ESCAPES[b as usize] != 0)
+        .map_or(bytes.len(), |p| from + p)
 }
 
 /// `text` as a JSON string, for messages: quotes added, control characters made visible.
@@ -209,8 +234,7 @@ pub fn write_f64(out: &mut Vec<u8>, v: f64) -> Result<(), CanonicalError> {
         out.push(b'0'); // both zeros: ECMAScript writes -0 as "0"
         return Ok(());
     }
-    let mut buffer = ryu_js::Buffer::new();
-    out.extend_from_slice(buffer.format_finite(v).as_bytes());
+    crate::number::write_es_number(out, v);
     Ok(())
 }
 

@@ -27,6 +27,7 @@
 pub mod args;
 pub mod canonical;
 pub mod digest;
+mod number;
 pub mod parse;
 pub mod path;
 pub mod runcontext;

@@ -90,6 +90,9 @@ pub enum RunContextError {
         arg: Arg,
         index: usize,
         found: String,
+        /// The name, when the whole argument looks like one pair passed bare with a value of
+        /// the wrong type (`("n", 3)`): the message then suggests the fix.
+        bare_name: Option<String>,
     },
     NameType {
         arg: Arg,
@@ -231,18 +234,29 @@ list of (name, {v}) pairs in the order to render",
 [({n}, ...)]",
                 n = quoted(name)
             ),
-            Self::NotAPair { arg, index, found } => write!(
-                f,
-                "{arg}[{index}]: expected a (name, {v}) pair, got {found}",
-                v = arg.value_word()
-            ),
+            Self::NotAPair { arg, index, found, bare_name } => {
+                write!(
+                    f,
+                    "{arg}[{index}]: expected a (name, {v}) pair, got {found}",
+                    v = arg.value_word()
+                )?;
+                if let Some(name) = bare_name {
+                    write!(
+                        f,
+                        "; if ({n}, ...) is meant as one pair, wrap it in a list: [({n}, ...)]",
+                        n = quoted(name)
+                    )?;
+                }
+                Ok(())
+            }
             Self::NameType { arg, index, type_name } => {
                 write!(f, "{arg}[{index}]: the name must be a str, got {type_name}")
             }
             Self::ValueType { arg, index, name, type_name } => write!(
                 f,
                 "{arg}[{index}] ({n}): the {v} must be a str or None, got {type_name}; render it \
-to text yourself (a {type_name} stringified into a prompt is rarely what was meant)",
+to text yourself (a value of type {type_name} stringified into a prompt is rarely what was \
+meant)",
                 n = quoted(name),
                 v = arg.value_word()
             ),
@@ -628,6 +642,7 @@ fn add_pairs<N: ArgNode>(
             .into())
         }
     };
+    let mut bare_name = None;
     if let [first, second] = items.as_slice() {
         if let Shape::Str(name) = first.shape().map_err(ArgError::Host)? {
             if matches!(
@@ -636,6 +651,7 @@ fn add_pairs<N: ArgNode>(
             ) {
                 return Err(RunContextError::BarePair { arg, name }.into());
             }
+            bare_name = Some(name);
         }
     }
     for (index, item) in items.iter().enumerate() {
@@ -647,6 +663,7 @@ fn add_pairs<N: ArgNode>(
                     arg,
                     index,
                     found: describe(&other, item),
+                    bare_name: bare_name.filter(|_| index == 0),
                 }
                 .into())
             }

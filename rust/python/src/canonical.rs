@@ -29,6 +29,14 @@ fn kind_error(kind: CanonicalErrorKind) -> CanonicalError {
 // The UTF-8 text of a str (or str subclass) with the lifetime of the object it belongs to.
 // SAFETY: the caller keeps `obj` alive and unmodified (str objects are immutable) for 'a.
 unsafe fn utf8<'a>(obj: *mut ffi::PyObject) -> Option<&'a str> {
+    // Compact ASCII strings (most keys and many values) are their own UTF-8: read them in
+    // place, without a call into CPython.
+    if unsafe { ffi::PyUnicode_IS_COMPACT_ASCII(obj) } != 0 {
+        let len = unsafe { ffi::PyUnicode_GET_LENGTH(obj) } as usize;
+        let data = unsafe { ffi::PyUnicode_DATA(obj) }.cast::<u8>();
+        let bytes = unsafe { std::slice::from_raw_parts(data, len) };
+        return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
+    }
     let mut size: ffi::Py_ssize_t = 0;
     let data = unsafe { ffi::PyUnicode_AsUTF8AndSize(obj, &mut size) };
     if data.is_null() {
@@ -53,7 +61,11 @@ fn write_value(
     obj: &Bound<'_, PyAny>,
     depth: usize,
 ) -> Result<(), CanonicalError> {
-    if obj.is_instance_of::<PyString>() {
+    if obj.is_exact_instance_of::<PyFloat>() {
+        // Exact floats first: a pointer comparison, and arrays of numbers are common.
+        // SAFETY: `obj` is exactly a float.
+        write_f64(out, unsafe { ffi::PyFloat_AS_DOUBLE(obj.as_ptr()) })?;
+    } else if obj.is_instance_of::<PyString>() {
         let text = unsafe { utf8(obj.as_ptr()) }
             .ok_or_else(|| kind_error(CanonicalErrorKind::LoneSurrogate))?;
         write_str(out, text);
@@ -123,12 +135,25 @@ fn write_dict(
     depth: usize,
 ) -> Result<(), CanonicalError> {
     let py = dict.py();
-    let mut members: Vec<(&str, *mut ffi::PyObject)> = Vec::with_capacity(dict.len());
+    let len = dict.len();
+    // Small dicts (most of a chat transcript) sort their members on the stack, not the heap.
+    const INLINE: usize = 8;
+    let mut inline: [(&str, *mut ffi::PyObject); INLINE] = [("", std::ptr::null_mut()); INLINE];
+    let mut heap: Vec<(&str, *mut ffi::PyObject)> = Vec::new();
+    let members: &mut [(&str, *mut ffi::PyObject)] = if len <= INLINE {
+        &mut inline[..len]
+    } else {
+        heap.resize(len, ("", std::ptr::null_mut()));
+        &mut heap
+    };
     let (mut pos, mut key, mut value): (ffi::Py_ssize_t, *mut ffi::PyObject, *mut ffi::PyObject) =
         (0, std::ptr::null_mut(), std::ptr::null_mut());
+    let mut count = 0;
     // SAFETY: PyDict_Next yields borrowed references that live as long as the dict, which
-    // nothing can modify during the walk.
-    while unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) } != 0 {
+    // nothing can modify during the walk (so it yields exactly `len` members).
+    while count < len
+        && unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) } != 0
+    {
         let key_obj = unsafe { Borrowed::from_ptr(py, key) };
         if !key_obj.is_instance_of::<PyString>() {
             return Err(kind_error(CanonicalErrorKind::NonStringKey(type_name(
@@ -138,9 +163,10 @@ fn write_dict(
         // SAFETY: the dict holds the key (an immutable str) for the whole walk.
         let text =
             unsafe { utf8(key) }.ok_or_else(|| kind_error(CanonicalErrorKind::LoneSurrogate))?;
-        members.push((text, value));
+        members[count] = (text, value);
+        count += 1;
     }
-    write_object(out, &mut members, depth, |out, value, depth| {
+    write_object(out, &mut members[..count], depth, |out, value, depth| {
         // SAFETY: the dict holds the value for the whole walk.
         let item = unsafe { Borrowed::from_ptr(py, *value) };
         write_value(out, &item, depth)
@@ -221,8 +247,13 @@ pub fn digest_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<String>
         // SAFETY: PyObject_GetBuffer failed and set an exception, which is replaced here.
         unsafe { ffi::PyErr_Clear() };
         return Err(PyTypeError::new_err(format!(
-            "digest_bytes() takes bytes or a contiguous bytes-like object, got {}; pass bytes(data)",
-            type_name(data)
+            "digest_bytes() takes bytes or a contiguous bytes-like object, got {}; {}",
+            type_name(data),
+            if data.is_instance_of::<PyString>() {
+                "encode text first, e.g. data.encode()"
+            } else {
+                "pass bytes(data)"
+            }
         )));
     }
     // SAFETY: the export succeeded, so `view` is initialised until PyBuffer_Release.

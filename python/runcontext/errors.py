@@ -9,6 +9,8 @@ fix it; the location is also available as attributes.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "CanonicalJSONError",
     "DuplicateKeyError",
@@ -21,6 +23,25 @@ __all__ = [
     "RunContextValueError",
     "UnsupportedTypeError",
 ]
+
+
+def _restore(cls: type[BaseException], message: str, attributes: dict[str, Any]) -> BaseException:
+    """Rebuild a pickled or copied error without calling its ``__init__``.
+
+    The errors take keyword-only arguments (and some rewrite the message), so the default
+    ``BaseException`` reduction, ``cls(*args)``, cannot rebuild them: an error raised in a
+    ``ProcessPoolExecutor`` worker would break the pool. Setting ``args`` and the attributes
+    directly restores the error exactly as it was.
+    """
+    error = cls.__new__(cls, message)
+    error.__dict__.update(attributes)
+    return error
+
+
+def _reduce(error: BaseException) -> tuple[Any, ...]:
+    """The ``__reduce__`` shared by every runcontext error (see :func:`_restore`)."""
+    message = error.args[0] if error.args else ""
+    return (_restore, (type(error), message, dict(error.__dict__)))
 
 
 class CanonicalJSONError(ValueError):
@@ -49,6 +70,9 @@ class CanonicalJSONError(ValueError):
         self.line = line
         self.column = column
         self.offset = offset
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _reduce(self)
 
 
 class UnsupportedTypeError(CanonicalJSONError, TypeError):
@@ -88,6 +112,9 @@ class RunContextError(Exception):
         self.kind = kind
         self.argument = argument
         self.index = index
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _reduce(self)
 
 
 class RunContextTypeError(RunContextError, TypeError):

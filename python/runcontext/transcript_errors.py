@@ -4,6 +4,9 @@ to blame, its 1-based line number (see :mod:`runcontext.session`)."""
 from __future__ import annotations
 
 import os
+from typing import Any
+
+from runcontext.errors import _reduce
 
 __all__ = [
     "ConversationMismatchError",
@@ -29,6 +32,9 @@ class TranscriptError(ValueError):
         super().__init__(f"{where}: {message}")
         self.path = os.fspath(path)
         self.line = line
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _reduce(self)
 
 
 class TranscriptFormatError(TranscriptError):

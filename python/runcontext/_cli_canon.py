@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from runcontext._core import canonicalize_text, digest_bytes
+from runcontext.errors import CanonicalJSONError
 
 
 def register(subparsers: Any) -> None:
@@ -24,8 +25,15 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
-    canonical = canonicalize_text(data)
+    if args.file == "-":
+        name, data = "<stdin>", sys.stdin.buffer.read()
+    else:
+        name, data = args.file, Path(args.file).read_bytes()
+    try:
+        canonical = canonicalize_text(data)
+    except CanonicalJSONError as error:
+        # The message says where in the text ("line 3, column 2: ..."); say which text too.
+        raise ValueError(f"{name}: {error}") from None
     if args.digest:
         print(digest_bytes(canonical))
     else:

@@ -12,13 +12,16 @@ def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "verify-vectors",
         help="check this installation, or a port's results, against conformance vectors",
-        description="Run every case of a vectors file (docs/vectors/runcontext-v1.json or "
-        "docs/vectors/jcs.json) against this installation, or, with --results, compare the "
-        "results another implementation wrote. Exit 0 when every case passes, 1 otherwise.",
+        description="Run every case of a vectors file (docs/vectors/runcontext-v1.json, "
+        "docs/vectors/jcs.json or docs/vectors/es-numbers.txt) against this installation, or, "
+        "with --results, compare the results another implementation wrote in the same shape. "
+        "Exit 0 when every case passes, 1 otherwise; a malformed file is refused naming the "
+        "entry.",
     )
     parser.add_argument("path", help="the vectors file")
     parser.add_argument(
-        "--results", help="a port's observations, in the vectors' shape (see docs/CONFORMANCE.md)"
+        "--results",
+        help="a port's observations, in the vectors' shape (see docs/CONFORMANCE.md)",
     )
     parser.set_defaults(handler=run)
 

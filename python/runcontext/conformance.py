@@ -1,29 +1,35 @@
 """Check an implementation against the conformance vectors of ``docs/vectors/``.
 
-Two kinds of vector file are understood:
+Three kinds of vector file are understood:
 
 * RunContext vectors (``runcontext-v1.json``, ``"format": "runcontext-v1"``): constructor
   arguments and the expected texts, digests and sections, or the expected error.
 * Canonical JSON vectors (``jcs.json``): a JSON text and its canonical form, or the kind of
   error that refuses it.
+* Number lines (``es-numbers.txt``): ``<16 hex digits> <text>`` per line, the IEEE 754 bits
+  of a double and how canonical JSON writes it.
 
 By default this installation is checked. A port in another language runs every case itself,
 writes what it observed in the same shape as the vectors (``{"cases": [{"name": ..., "expect":
-{...}} | {"name": ..., "error": {...}} | {"name": ..., "canonical": ...}]}``) and passes that
-file as ``results``; see ``docs/CONFORMANCE.md``.
+{...}} | {"name": ..., "error": {...}} | {"name": ..., "canonical": ...}]}``, or number lines
+for ``es-numbers.txt``) and passes that file as ``results``; see ``docs/CONFORMANCE.md``.
+Errors must name the same kind as the vectors: the kinds are part of the contract.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runcontext._core import RunContext, canonicalize_text
+from runcontext._core import RunContext, canonical_json, canonicalize_text
 from runcontext.errors import CanonicalJSONError, RunContextError
 
-__all__ = ["Report", "observe_jcs", "observe_runcontext", "verify"]
+__all__ = ["Report", "observe_jcs", "observe_number", "observe_runcontext", "verify"]
 
 _RUNCONTEXT_FIELDS = (
     "head_text",
@@ -34,6 +40,15 @@ _RUNCONTEXT_FIELDS = (
     "tail_sections",
     "sections",
 )
+
+# The outcome keys of a case, and the JSON type each must have, per kind of vectors file.
+_OUTCOMES: dict[str, dict[str, type]] = {
+    "runcontext": {"expect": dict, "error": dict},
+    "jcs": {"canonical": str, "error": str},
+}
+_JSON_TYPE: dict[type, str] = {dict: "an object", str: "a string"}
+
+_NUMBER_LINE = re.compile(r"([0-9a-f]{16}) (\S+)")
 
 
 @dataclass(frozen=True)
@@ -56,7 +71,7 @@ def _pairs(pairs: tuple[tuple[str, str], ...]) -> list[list[str]]:
 
 def observe_runcontext(case: dict[str, Any]) -> dict[str, Any]:
     """What this installation does with one RunContext case, in the vectors' shape."""
-    args = case.get("args", {})
+    args = case.get("args") or {}
     try:
         rc = RunContext(
             head_sections=args.get("head_sections"),
@@ -98,12 +113,25 @@ def observe_jcs(case: dict[str, Any]) -> dict[str, Any]:
     return {"name": case["name"], "canonical": canonical.decode("utf-8")}
 
 
+def observe_number(bits: str) -> str:
+    """How this installation writes the double with IEEE 754 bit pattern ``bits`` (16 hex)."""
+    (value,) = struct.unpack(">d", bytes.fromhex(bits))
+    try:
+        return canonical_json(value).decode("ascii")
+    except CanonicalJSONError as error:
+        return f"<refused: {error.kind}>"
+
+
 def _differences(expected: dict[str, Any], observed: dict[str, Any], kind: str) -> str | None:
     if "error" in expected:
-        if observed.get("error") != expected["error"]:
-            got = observed.get("error") or "no error"
-            return f"expected error {expected['error']!r}, got {got!r}"
-        return None
+        got = observed.get("error")
+        if got == expected["error"]:
+            return None
+        if got is None:
+            shown = f"canonical {observed.get('canonical')!r}" if kind == "jcs" else "a context"
+        else:
+            shown = repr(got)
+        return f"expected error {expected['error']!r}, got {shown}"
     if kind == "jcs":
         if observed.get("canonical") != expected["canonical"]:
             got = observed.get("canonical", observed.get("error"))
@@ -119,31 +147,125 @@ def _differences(expected: dict[str, Any], observed: dict[str, Any], kind: str) 
     return "; ".join(wrong) or None
 
 
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text ({error})") from None
+
+
 def _load(path: Path) -> dict[str, Any]:
-    data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(_read_text(path))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not valid JSON: {error}") from None
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
         raise ValueError(f"{path}: not a vectors file (expected an object with a 'cases' array)")
+    if not data["cases"]:
+        raise ValueError(f"{path}: the 'cases' array is empty: there is nothing to check")
     return data
+
+
+def _check_cases(path: Path, cases: list[Any], kind: str, *, vectors: bool) -> None:
+    """Refuse a malformed entry naming the file and its index, rather than crash on it."""
+    outcomes = _OUTCOMES[kind]
+    seen: dict[str, int] = {}
+    for i, case in enumerate(cases):
+        where = f"{path}: cases[{i}]"
+        if not isinstance(case, dict):
+            raise ValueError(f"{where}: expected an object, got {json.dumps(case)[:60]}")
+        name = case.get("name")
+        if not isinstance(name, str):
+            raise ValueError(f"{where}: expected a string 'name', got {json.dumps(name)}")
+        if name in seen:
+            raise ValueError(f"{where}: the name {name!r} repeats cases[{seen[name]}]")
+        seen[name] = i
+        present = [key for key in outcomes if key in case]
+        if len(present) != 1:
+            keys = " and ".join(repr(key) for key in outcomes)
+            raise ValueError(f"{where} ({name!r}): expected exactly one of {keys}")
+        expected_type = outcomes[present[0]]
+        if not isinstance(case[present[0]], expected_type):
+            raise ValueError(
+                f"{where} ({name!r}): '{present[0]}' must be {_JSON_TYPE[expected_type]}, got "
+                f"{json.dumps(case[present[0]])[:60]}"
+            )
+        if vectors and kind == "jcs" and not isinstance(case.get("input"), str):
+            raise ValueError(f"{where} ({name!r}): expected a string 'input'")
+        if vectors and kind == "runcontext" and not isinstance(case.get("args", {}), dict | None):
+            raise ValueError(f"{where} ({name!r}): 'args' must be an object")
+
+
+def _read_number_lines(path: Path, text: str) -> dict[str, str]:
+    lines = text.split("\n")
+    if lines[-1] == "":  # the final line end
+        lines.pop()
+    if not lines:
+        raise ValueError(f"{path}: the file is empty: there is nothing to check")
+    found: dict[str, str] = {}
+    for number, line in enumerate(lines, 1):
+        match = _NUMBER_LINE.fullmatch(line)
+        if match is None:
+            raise ValueError(
+                f"{path}: line {number}: expected '<16 lowercase hex digits> <number>', got "
+                f"{line[:60]!r}"
+            )
+        if match[1] in found:
+            raise ValueError(f"{path}: line {number}: the bit pattern {match[1]} repeats")
+        found[match[1]] = match[2]
+    return found
+
+
+def _verify_numbers(path: Path, text: str, results: Path | None) -> Report:
+    expected = _read_number_lines(path, text)
+    observed: Callable[[str], str | None]
+    if results is None:
+        observed = observe_number
+    else:
+        observed = _read_number_lines(results, _read_text(results)).get
+    failures = []
+    for bits, want in expected.items():
+        got = observed(bits)
+        if got is None:
+            failures.append((bits, "no result for this number"))
+        elif got != want:
+            failures.append((bits, f"expected {want}, got {got}"))
+    return Report(path=str(path), kind="es-numbers", total=len(expected), failures=failures)
+
+
+def _is_number_lines(text: str) -> bool:
+    return _NUMBER_LINE.match(text) is not None
 
 
 def verify(path: str | Path, results: str | Path | None = None) -> Report:
     """Check every case of the vectors file at ``path``.
 
     Without ``results`` the cases run against this installation; with it, against the
-    observations a port wrote to that file (matched to cases by name).
+    observations a port wrote to that file (matched to cases by name, or for number lines by
+    bit pattern). A malformed file raises ``ValueError`` naming the file and the entry.
     """
     vectors_path = Path(path)
+    results_path = None if results is None else Path(results)
+    text = _read_text(vectors_path)
+    if _is_number_lines(text):
+        return _verify_numbers(vectors_path, text, results_path)
     vectors = _load(vectors_path)
-    cases: list[dict[str, Any]] = vectors["cases"]
-    kind = "runcontext" if vectors.get("format") == "runcontext-v1" else "jcs"
-    if kind == "jcs" and not all("input" in c for c in cases):
+    cases: list[Any] = vectors["cases"]
+    if vectors.get("format") == "runcontext-v1":
+        kind = "runcontext"
+    elif all(isinstance(c, dict) and "input" in c for c in cases):
+        kind = "jcs"
+    else:
         raise ValueError(f"{vectors_path}: neither RunContext nor canonical JSON vectors")
+    _check_cases(vectors_path, cases, kind, vectors=True)
     observed: dict[str, dict[str, Any]]
-    if results is None:
+    if results_path is None:
         observe = observe_runcontext if kind == "runcontext" else observe_jcs
         observed = {c["name"]: observe(c) for c in cases}
     else:
-        observed = {r["name"]: r for r in _load(Path(results))["cases"]}
+        reported = _load(results_path)["cases"]
+        _check_cases(results_path, reported, kind, vectors=False)
+        observed = {r["name"]: r for r in reported}
     failures = []
     for case in cases:
         found = observed.get(case["name"])

@@ -103,7 +103,8 @@ _any_entry = st.one_of(
 _any_arg = st.one_of(
     st.none(),
     st.lists(_any_entry, max_size=4),
-    st.sampled_from([{"a": "b"}, ("date", "x"), "text", 42]),
+    # Bare pairs: a (name, value) where a sequence of pairs belongs, with each kind of value.
+    st.sampled_from([{"a": "b"}, ("date", "x"), ("date", None), ["a", ""], ("n", 3), "text", 42]),
 )
 
 
@@ -330,3 +331,42 @@ def test_any_sequence_is_accepted() -> None:
         == RunContext(facts=[["date", "d"]])
         == RunContext(facts=(("date", "d"),))
     )
+
+
+_IMPORT_SCRIPT = """
+import sys, runcontext
+assert "asyncio" not in sys.modules, "import runcontext imported asyncio"
+missing = [name for name in runcontext.__all__ if name not in dir(runcontext)]
+assert not missing, missing
+for name in runcontext.__all__:
+    getattr(runcontext, name)
+assert "asyncio" in sys.modules  # the builder and the loop did load on first use
+try:
+    runcontext.NoSuchName
+except AttributeError as error:
+    assert "NoSuchName" in str(error)
+else:
+    raise AssertionError("runcontext.NoSuchName resolved")
+namespace = {}
+exec("from runcontext import *", namespace)
+assert set(runcontext.__all__) <= set(namespace)
+print("ok")
+"""
+
+
+def test_import_is_lazy_and_every_exported_name_resolves() -> None:
+    # A fresh interpreter: this one has long since imported everything.
+    result = subprocess.run(
+        [sys.executable, "-c", _IMPORT_SCRIPT], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "ok\n"
+
+
+def test_lazy_names_are_the_defining_modules_objects() -> None:
+    import runcontext
+    from runcontext import builder, session
+
+    assert runcontext.ContextBuilder is builder.ContextBuilder
+    assert runcontext.TranscriptError is session.TranscriptError
+    assert runcontext.adapters.__name__ == "runcontext.adapters"

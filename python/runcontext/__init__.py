@@ -5,7 +5,12 @@ into a head message (index 0, cache-friendly) and volatile facts into a tail blo
 conversation; every context has a canonical digest (RFC 8785 JSON hashed with BLAKE3).
 """
 
-from runcontext import adapters
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# The core is imported eagerly: it is what almost every caller needs, and it is cheap.
 from runcontext._core import (
     FORMAT_VERSION,
     MAX_DEPTH,
@@ -17,7 +22,6 @@ from runcontext._core import (
     digest_bytes,
 )
 from runcontext._splice import splice
-from runcontext.builder import ContextBuilder
 from runcontext.errors import (
     CanonicalJSONError,
     DuplicateKeyError,
@@ -30,34 +34,97 @@ from runcontext.errors import (
     RunContextValueError,
     UnsupportedTypeError,
 )
-from runcontext.fingerprint import request_fingerprint
-from runcontext.loop import Loop, RunOutcome
-from runcontext.providers import (
-    ClockProvider,
-    Contribution,
-    CwdProvider,
-    Diagnostic,
-    GitProvider,
-    InstructionsProvider,
-    PlatformProvider,
-    Provider,
-    default_providers,
-)
 from runcontext.section import Section
-from runcontext.session import (
-    TRANSCRIPT_VERSION,
-    ConversationMismatchError,
-    Run,
-    SeedMismatchError,
-    Session,
-    TornTail,
-    TornTranscriptError,
-    TornTranscriptWarning,
-    TranscriptDigestError,
-    TranscriptError,
-    TranscriptFormatError,
-    TranscriptVersionError,
-)
+
+# The rest loads on first use (PEP 562): the builder pulls in asyncio, concurrent.futures and
+# subprocess, which tripled the import time of a program that only builds a RunContext. The
+# imports under TYPE_CHECKING give type checkers and IDEs the real names; __getattr__ is hidden
+# from them so that a misspelt name is still an error.
+if TYPE_CHECKING:
+    from runcontext import adapters
+    from runcontext.builder import ContextBuilder
+    from runcontext.fingerprint import request_fingerprint
+    from runcontext.loop import Loop, RunOutcome
+    from runcontext.providers import (
+        ClockProvider,
+        Contribution,
+        CwdProvider,
+        Diagnostic,
+        GitProvider,
+        InstructionsProvider,
+        PlatformProvider,
+        Provider,
+        default_providers,
+    )
+    from runcontext.session import (
+        TRANSCRIPT_VERSION,
+        ConversationMismatchError,
+        Run,
+        SeedMismatchError,
+        Session,
+        TornTail,
+        TornTranscriptError,
+        TornTranscriptWarning,
+        TranscriptDigestError,
+        TranscriptError,
+        TranscriptFormatError,
+        TranscriptVersionError,
+    )
+
+# name -> the module that defines it ("adapters" is a module itself).
+_LAZY = {
+    "adapters": "runcontext.adapters",
+    "ContextBuilder": "runcontext.builder",
+    "request_fingerprint": "runcontext.fingerprint",
+    **dict.fromkeys(("Loop", "RunOutcome"), "runcontext.loop"),
+    **dict.fromkeys(
+        (
+            "ClockProvider",
+            "Contribution",
+            "CwdProvider",
+            "Diagnostic",
+            "GitProvider",
+            "InstructionsProvider",
+            "PlatformProvider",
+            "Provider",
+            "default_providers",
+        ),
+        "runcontext.providers",
+    ),
+    **dict.fromkeys(
+        (
+            "TRANSCRIPT_VERSION",
+            "ConversationMismatchError",
+            "Run",
+            "SeedMismatchError",
+            "Session",
+            "TornTail",
+            "TornTranscriptError",
+            "TornTranscriptWarning",
+            "TranscriptDigestError",
+            "TranscriptError",
+            "TranscriptFormatError",
+            "TranscriptVersionError",
+        ),
+        "runcontext.session",
+    ),
+}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        module_name = _LAZY.get(name)
+        if module_name is None:
+            raise AttributeError(f"module 'runcontext' has no attribute {name!r}")
+        module = importlib.import_module(module_name)
+        value = module if name == "adapters" else getattr(module, name)
+        globals()[name] = value  # later lookups skip __getattr__
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "FORMAT_VERSION",

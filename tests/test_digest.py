@@ -35,7 +35,7 @@ def test_digest_bytes_takes_any_contiguous_buffer() -> None:
     data = os.urandom(4096)
     assert digest_bytes(bytearray(data)) == expected(data)
     assert digest_bytes(memoryview(data)) == expected(data)
-    with pytest.raises(TypeError, match="got str"):
+    with pytest.raises(TypeError, match=r"got str; encode text first, e.g. data.encode\(\)"):
         digest_bytes("text")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="contiguous bytes-like object, got memoryview"):
         digest_bytes(memoryview(data)[::2])

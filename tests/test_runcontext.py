@@ -370,3 +370,13 @@ def test_lazy_names_are_the_defining_modules_objects() -> None:
     assert runcontext.ContextBuilder is builder.ContextBuilder
     assert runcontext.TranscriptError is session.TranscriptError
     assert runcontext.adapters.__name__ == "runcontext.adapters"
+
+
+def test_a_bare_pair_with_a_wrong_value_is_told_the_fix() -> None:
+    with pytest.raises(RunContextTypeError) as info:
+        RunContext(facts=("n", 3))  # type: ignore[arg-type]
+    assert info.value.kind == "not-a-pair"
+    assert str(info.value) == (
+        'facts[0]: expected a (name, value) pair, got str; if ("n", ...) is meant as one pair, '
+        'wrap it in a list: [("n", ...)]'
+    )

@@ -254,33 +254,32 @@ pub fn write_i64(out: &mut Vec<u8>, v: i64) -> Result<(), CanonicalError> {
 /// Orders object keys by their UTF-16 code units, as RFC 8785 § 3.2.3 requires.
 ///
 /// UTF-8 byte order equals code point order, which differs from UTF-16 order only where a
-/// character above U+FFFF (a surrogate pair, 0xD800..) meets one in U+E000–U+FFFF. So the
-/// bytes decide, except at the first differing character, which is compared by its UTF-16
-/// units.
+/// character above U+FFFF (a surrogate pair, 0xD800..) meets one in U+E000–U+FFFF; so the
+/// bytes decide, except for that pair of cases at the first differing byte.
 pub fn cmp_keys(a: &str, b: &str) -> Ordering {
     let (ab, bb) = (a.as_bytes(), b.as_bytes());
-    let common = ab.iter().zip(bb).take_while(|(x, y)| x == y).count();
-    if common == ab.len() || common == bb.len() {
+    let Some(i) = ab.iter().zip(bb).position(|(x, y)| x != y) else {
         return ab.len().cmp(&bb.len());
-    }
-    // The shared prefix ends inside or before one character; step back to its first byte.
-    let mut start = common;
-    while start > 0 && !a.is_char_boundary(start) {
-        start -= 1;
-    }
-    let (ca, cb) = (a[start..].chars().next(), b[start..].chars().next());
-    match (ca, cb) {
-        (Some(ca), Some(cb)) => {
-            let (mut ua, mut ub) = ([0u16; 2], [0u16; 2]);
-            ca.encode_utf16(&mut ua).cmp(&cb.encode_utf16(&mut ub))
-        }
-        _ => ab.cmp(bb),
+    };
+    // A continuation byte differs only inside characters with the same lead byte, whose
+    // order bytes get right. Lead bytes 0xEE/0xEF start U+E000–U+FFFF (one UTF-16 unit
+    // E000–FFFF); 0xF0–0xF4 start characters above U+FFFF (a surrogate, D800–DBFF, first).
+    let (x, y) = (ab[i], bb[i]);
+    let astral = |b: u8| b >= 0xF0;
+    let high_bmp = |b: u8| b == 0xEE || b == 0xEF;
+    if high_bmp(x) && astral(y) {
+        Ordering::Greater
+    } else if astral(x) && high_bmp(y) {
+        Ordering::Less
+    } else {
+        x.cmp(&y)
     }
 }
 
 /// Sorts `(key, value)` members into canonical order and refuses duplicate keys.
 pub(crate) fn sort_members<V>(members: &mut [(&str, V)]) -> Result<(), CanonicalError> {
-    members.sort_by(|x, y| cmp_keys(x.0, y.0));
+    // Unstable is enough: equal keys are refused just below.
+    members.sort_unstable_by(|x, y| cmp_keys(x.0, y.0));
     match members.windows(2).find(|w| w[0].0 == w[1].0) {
         Some(w) => Err(CanonicalError::new(CanonicalErrorKind::DuplicateKey(
             w[0].0.to_owned(),

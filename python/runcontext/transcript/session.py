@@ -19,7 +19,6 @@ conversation you are about to continue (:class:`runcontext.Loop` does so on ever
 
 from __future__ import annotations
 
-import copy
 import os
 import threading
 import warnings
@@ -30,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from runcontext._core import RunContext, Transcript, digest, digest_bytes, json_value
+from runcontext._core import RunContext, Transcript, digest_bytes, json_value
 from runcontext._splice import check_messages
 from runcontext.errors import RunContextError
 from runcontext.transcript._records import (
@@ -255,9 +254,10 @@ class Session:
         self._cursor: object | None = None  # where the records read so far end
         self._offset = 0  # bytes of complete records read so far (the file store's cursor)
         self._created = datetime.min
-        self._messages: list[Any] = []
+        # Each message as its canonical bytes: smaller than the objects, hashed as they stand
+        # for the conversation check, and decoded (by the core) only when asked for.
+        self._messages: list[bytes] = []
         self._last_message_line = 0  # the line of the last message record
-        self._last_digest: tuple[int, str] | None = None  # (index, digest) of a recorded message
         self._envelopes: list[Envelope] = []
         self._contexts: dict[Structure, RunContext] = {}  # each context, built once
         self._torn: TornTail | None = None
@@ -353,7 +353,7 @@ class Session:
         """The conversation alone, in order, as recorded (never a context); a fresh copy."""
         with self._thread_lock:
             self._refresh(warn=True)
-            return copy.deepcopy(self._messages)
+            return [json_value(body) for body in self._messages]
 
     def runs(self) -> list[Run]:
         """Every run, each with its RunContext rebuilt from the transcript."""
@@ -436,9 +436,7 @@ class Session:
         if recorded < 2:
             return  # nothing recorded, or only message 0, which the seed check covers
         last = recorded - 1
-        if self._last_digest is None or self._last_digest[0] != last:
-            self._last_digest = (last, digest(self._messages[last]))
-        expected = self._last_digest[1]
+        expected = digest_bytes(self._messages[last])
         given = digest_bytes(message_body(messages[last], f"messages[{last}]"))
         if given != expected:
             raise ConversationMismatchError(
@@ -573,7 +571,7 @@ class Session:
             self._state.commit()
             self._offset += sum(len(line) for line in lines)
             self._cursor = self._offset if isinstance(self._store, FileStore) else None
-            self._messages.extend(json_value(body) for body in bodies)
+            self._messages.extend(bodies)
             if last_message:
                 self._last_message_line = self._state.lines - len(lines) + last_message
 

@@ -188,8 +188,8 @@ impl Transcript {
                 seed,
                 time,
             } => ("header", version, seed, time).into_pyobject(py),
-            Item::Message { index, value, .. } => {
-                ("message", index, to_python(py, &value)?).into_pyobject(py)
+            Item::Message { index, body } => {
+                ("message", index, PyBytes::new(py, &body)).into_pyobject(py)
             }
             Item::Section { digest, name } => ("section", digest, name).into_pyobject(py),
             Item::Run(envelope) => envelope_to_python(py, &envelope),

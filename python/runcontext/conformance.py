@@ -69,9 +69,37 @@ def _pairs(pairs: tuple[tuple[str, str], ...]) -> list[list[str]]:
     return [list(p) for p in pairs]
 
 
+def _text_object(value: Any) -> str | None:
+    """The string a ``{"utf16": [code units]}`` object stands for, or None if it is not one."""
+    if not (isinstance(value, dict) and list(value) == ["utf16"]):
+        return None
+    units = value["utf16"]
+    if not (
+        isinstance(units, list)
+        and all(type(u) is int and 0 <= u <= 0xFFFF for u in units)  # bool is not a code unit
+    ):
+        return None
+    data = b"".join(u.to_bytes(2, "big") for u in units)
+    return data.decode("utf-16-be", "surrogatepass")
+
+
+def vector_args(value: Any) -> Any:
+    """RunContext arguments as the vectors write them, as Python values: a
+    ``{"utf16": [...]}`` object is the string of those UTF-16 code units (how a vector writes
+    a lone surrogate, which JSON text cannot hold); every other value is itself."""
+    text = _text_object(value)
+    if text is not None:
+        return text
+    if isinstance(value, list):
+        return [vector_args(item) for item in value]
+    if isinstance(value, dict):
+        return {key: vector_args(item) for key, item in value.items()}
+    return value
+
+
 def observe_runcontext(case: dict[str, Any]) -> dict[str, Any]:
     """What this installation does with one RunContext case, in the vectors' shape."""
-    args = case.get("args") or {}
+    args = vector_args(case.get("args") or {})
     try:
         rc = RunContext(
             head_sections=args.get("head_sections"),

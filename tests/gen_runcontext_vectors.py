@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import gen_refusal_vectors
+
 from reference.runcontext import RunContext, RunContextRefError
 
 VECTORS_PATH = Path(__file__).resolve().parent.parent / "docs" / "vectors" / "runcontext-v1.json"
@@ -924,6 +926,7 @@ def main() -> None:
     VECTORS_PATH.parent.mkdir(parents=True, exist_ok=True)
     VECTORS_PATH.write_bytes(render().encode("utf-8"))
     print(f"wrote {len(CASES)} cases to {VECTORS_PATH}")
+    gen_refusal_vectors.main()
 
 
 if __name__ == "__main__":

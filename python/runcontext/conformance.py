@@ -132,12 +132,28 @@ def observe_runcontext(case: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def jcs_input(case: dict[str, Any]) -> bytes:
+    """The bytes a canonical JSON case gives the canonicaliser: ``input`` as UTF-8, or
+    ``input_hex`` (for bytes that are not UTF-8)."""
+    if "input_hex" in case:
+        return bytes.fromhex(case["input_hex"])
+    text: str = case["input"]
+    return text.encode("utf-8", "surrogatepass")
+
+
+_AT_FIELDS = ("offset", "line", "column", "path")
+
+
 def observe_jcs(case: dict[str, Any]) -> dict[str, Any]:
-    """What this installation does with one canonical JSON case, in the vectors' shape."""
+    """What this installation does with one canonical JSON case, in the vectors' shape; where
+    the case pins a refusal's place (``at``), the place too."""
     try:
-        canonical = canonicalize_text(case["input"].encode("utf-8", "surrogatepass"))
+        canonical = canonicalize_text(jcs_input(case))
     except CanonicalJSONError as error:
-        return {"name": case["name"], "error": error.kind}
+        observed: dict[str, Any] = {"name": case["name"], "error": error.kind}
+        if "at" in case:
+            observed["at"] = {key: getattr(error, key, None) for key in _AT_FIELDS}
+        return observed
     return {"name": case["name"], "canonical": canonical.decode("utf-8")}
 
 
@@ -154,6 +170,8 @@ def _differences(expected: dict[str, Any], observed: dict[str, Any], kind: str) 
     if "error" in expected:
         got = observed.get("error")
         if got == expected["error"]:
+            if "at" in expected and observed.get("at") != expected["at"]:
+                return f"expected error {got!r} at {expected['at']}, got it at {observed.get('at')}"
             return None
         if got is None:
             shown = f"canonical {observed.get('canonical')!r}" if kind == "jcs" else "a context"
@@ -194,6 +212,16 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
+def _has_input(case: dict[str, Any]) -> bool:
+    if "input_hex" in case:
+        try:
+            bytes.fromhex(case["input_hex"])
+        except (TypeError, ValueError):
+            return False
+        return "input" not in case
+    return isinstance(case.get("input"), str)
+
+
 def _check_cases(path: Path, cases: list[Any], kind: str, *, vectors: bool) -> None:
     """Refuse a malformed entry naming the file and its index, rather than crash on it."""
     outcomes = _OUTCOMES[kind]
@@ -218,8 +246,10 @@ def _check_cases(path: Path, cases: list[Any], kind: str, *, vectors: bool) -> N
                 f"{where} ({name!r}): '{present[0]}' must be {_JSON_TYPE[expected_type]}, got "
                 f"{json.dumps(case[present[0]])[:60]}"
             )
-        if vectors and kind == "jcs" and not isinstance(case.get("input"), str):
-            raise ValueError(f"{where} ({name!r}): expected a string 'input'")
+        if vectors and kind == "jcs" and not _has_input(case):
+            raise ValueError(f"{where} ({name!r}): expected a string 'input' or a hex 'input_hex'")
+        if "at" in case and not isinstance(case["at"], dict):
+            raise ValueError(f"{where} ({name!r}): 'at' must be an object")
         if vectors and kind == "runcontext" and not isinstance(case.get("args", {}), dict | None):
             raise ValueError(f"{where} ({name!r}): 'args' must be an object")
 
@@ -281,7 +311,7 @@ def verify(path: str | Path, results: str | Path | None = None) -> Report:
     cases: list[Any] = vectors["cases"]
     if vectors.get("format") == "runcontext-v1":
         kind = "runcontext"
-    elif all(isinstance(c, dict) and "input" in c for c in cases):
+    elif all(isinstance(c, dict) and ("input" in c or "input_hex" in c) for c in cases):
         kind = "jcs"
     else:
         raise ValueError(f"{vectors_path}: neither RunContext nor canonical JSON vectors")

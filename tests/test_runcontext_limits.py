@@ -8,11 +8,15 @@ from typing import overload
 
 import pytest
 
-from runcontext import RunContext, RunContextValueError, digest
+from runcontext import RunContext, RunContextValueError, _core, digest
 
 from reference import runcontext as reference
 
 MAX_ENTRIES = 10_000
+
+
+def test_the_limit_is_the_documented_number() -> None:
+    assert _core.MAX_ENTRIES == MAX_ENTRIES == reference.MAX_ENTRIES
 
 
 class Endless(Sequence[tuple[str, str]]):

@@ -10,6 +10,7 @@ from runcontext.section import Section
 __all__ = [
     "FORMAT_VERSION",
     "MAX_DEPTH",
+    "MAX_ENTRIES",
     "RunContext",
     "__version__",
     "canonical_json",
@@ -20,6 +21,7 @@ __all__ = [
 
 __version__: str
 MAX_DEPTH: int
+MAX_ENTRIES: int
 FORMAT_VERSION: int
 
 def canonical_json(value: object, /) -> bytes: ...

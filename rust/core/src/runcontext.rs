@@ -431,6 +431,10 @@ impl RunContext {
             (Arg::Facts, facts),
             (Arg::TailSections, tail),
         ] {
+            if entries.len() > MAX_ENTRIES {
+                let kind = RunContextErrorKind::TooManyEntries;
+                return Err(RunContextError::entry(arg, MAX_ENTRIES, None, kind));
+            }
             for (index, entry) in entries.into_iter().enumerate() {
                 collector.add(arg, index, entry.name, entry.value)?;
             }

@@ -8,7 +8,8 @@ from typing import overload
 
 import pytest
 
-from runcontext import RunContext, RunContextValueError, _core, digest
+from runcontext import RunContext, _core, digest
+from runcontext.errors import RunContextValueError
 
 from reference import runcontext as reference
 

@@ -11,6 +11,7 @@ __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "FORMAT_VERSION",
     "MAX_DEPTH",
+    "MAX_ENTRIES",
     "TRANSCRIPT_VERSION",
     "RunContext",
     "Transcript",
@@ -24,6 +25,7 @@ __all__ = [
 
 __version__: str
 MAX_DEPTH: int
+MAX_ENTRIES: int
 FORMAT_VERSION: int
 
 def canonical_json(value: object, /) -> bytes: ...
@@ -55,6 +57,10 @@ class RunContext:
     def digest(self) -> str: ...
     @property
     def sections(self) -> tuple[Section, ...]: ...
+    @property
+    def section_digests(self) -> tuple[str, ...]: ...
+    @property
+    def is_empty(self) -> bool: ...
     @property
     def facts(self) -> tuple[tuple[str, str], ...]: ...
     @property

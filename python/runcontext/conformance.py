@@ -69,9 +69,37 @@ def _pairs(pairs: tuple[tuple[str, str], ...]) -> list[list[str]]:
     return [list(p) for p in pairs]
 
 
+def _text_object(value: Any) -> str | None:
+    """The string a ``{"utf16": [code units]}`` object stands for, or None if it is not one."""
+    if not (isinstance(value, dict) and list(value) == ["utf16"]):
+        return None
+    units = value["utf16"]
+    if not (
+        isinstance(units, list)
+        and all(type(u) is int and 0 <= u <= 0xFFFF for u in units)  # bool is not a code unit
+    ):
+        return None
+    data = b"".join(u.to_bytes(2, "big") for u in units)
+    return data.decode("utf-16-be", "surrogatepass")
+
+
+def vector_args(value: Any) -> Any:
+    """RunContext arguments as the vectors write them, as Python values: a
+    ``{"utf16": [...]}`` object is the string of those UTF-16 code units (how a vector writes
+    a lone surrogate, which JSON text cannot hold); every other value is itself."""
+    text = _text_object(value)
+    if text is not None:
+        return text
+    if isinstance(value, list):
+        return [vector_args(item) for item in value]
+    if isinstance(value, dict):
+        return {key: vector_args(item) for key, item in value.items()}
+    return value
+
+
 def observe_runcontext(case: dict[str, Any]) -> dict[str, Any]:
     """What this installation does with one RunContext case, in the vectors' shape."""
-    args = case.get("args") or {}
+    args = vector_args(case.get("args") or {})
     try:
         rc = RunContext(
             head_sections=args.get("head_sections"),
@@ -104,12 +132,28 @@ def observe_runcontext(case: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def jcs_input(case: dict[str, Any]) -> bytes:
+    """The bytes a canonical JSON case gives the canonicaliser: ``input`` as UTF-8, or
+    ``input_hex`` (for bytes that are not UTF-8)."""
+    if "input_hex" in case:
+        return bytes.fromhex(case["input_hex"])
+    text: str = case["input"]
+    return text.encode("utf-8", "surrogatepass")
+
+
+_AT_FIELDS = ("offset", "line", "column", "path")
+
+
 def observe_jcs(case: dict[str, Any]) -> dict[str, Any]:
-    """What this installation does with one canonical JSON case, in the vectors' shape."""
+    """What this installation does with one canonical JSON case, in the vectors' shape; where
+    the case pins a refusal's place (``at``), the place too."""
     try:
-        canonical = canonicalize_text(case["input"].encode("utf-8", "surrogatepass"))
+        canonical = canonicalize_text(jcs_input(case))
     except CanonicalJSONError as error:
-        return {"name": case["name"], "error": error.kind}
+        observed: dict[str, Any] = {"name": case["name"], "error": error.kind}
+        if "at" in case:
+            observed["at"] = {key: getattr(error, key, None) for key in _AT_FIELDS}
+        return observed
     return {"name": case["name"], "canonical": canonical.decode("utf-8")}
 
 
@@ -126,6 +170,8 @@ def _differences(expected: dict[str, Any], observed: dict[str, Any], kind: str) 
     if "error" in expected:
         got = observed.get("error")
         if got == expected["error"]:
+            if "at" in expected and observed.get("at") != expected["at"]:
+                return f"expected error {got!r} at {expected['at']}, got it at {observed.get('at')}"
             return None
         if got is None:
             shown = f"canonical {observed.get('canonical')!r}" if kind == "jcs" else "a context"
@@ -166,6 +212,16 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
+def _has_input(case: dict[str, Any]) -> bool:
+    if "input_hex" in case:
+        try:
+            bytes.fromhex(case["input_hex"])
+        except (TypeError, ValueError):
+            return False
+        return "input" not in case
+    return isinstance(case.get("input"), str)
+
+
 def _check_cases(path: Path, cases: list[Any], kind: str, *, vectors: bool) -> None:
     """Refuse a malformed entry naming the file and its index, rather than crash on it."""
     outcomes = _OUTCOMES[kind]
@@ -190,8 +246,10 @@ def _check_cases(path: Path, cases: list[Any], kind: str, *, vectors: bool) -> N
                 f"{where} ({name!r}): '{present[0]}' must be {_JSON_TYPE[expected_type]}, got "
                 f"{json.dumps(case[present[0]])[:60]}"
             )
-        if vectors and kind == "jcs" and not isinstance(case.get("input"), str):
-            raise ValueError(f"{where} ({name!r}): expected a string 'input'")
+        if vectors and kind == "jcs" and not _has_input(case):
+            raise ValueError(f"{where} ({name!r}): expected a string 'input' or a hex 'input_hex'")
+        if "at" in case and not isinstance(case["at"], dict):
+            raise ValueError(f"{where} ({name!r}): 'at' must be an object")
         if vectors and kind == "runcontext" and not isinstance(case.get("args", {}), dict | None):
             raise ValueError(f"{where} ({name!r}): 'args' must be an object")
 
@@ -253,7 +311,7 @@ def verify(path: str | Path, results: str | Path | None = None) -> Report:
     cases: list[Any] = vectors["cases"]
     if vectors.get("format") == "runcontext-v1":
         kind = "runcontext"
-    elif all(isinstance(c, dict) and "input" in c for c in cases):
+    elif all(isinstance(c, dict) and ("input" in c or "input_hex" in c) for c in cases):
         kind = "jcs"
     else:
         raise ValueError(f"{vectors_path}: neither RunContext nor canonical JSON vectors")

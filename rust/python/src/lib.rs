@@ -15,6 +15,7 @@ mod transcript;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_DEPTH", runcontext_core::MAX_DEPTH)?;
+    m.add("MAX_ENTRIES", runcontext_core::MAX_ENTRIES)?;
     m.add("FORMAT_VERSION", runcontext_core::FORMAT_VERSION)?;
     m.add_function(wrap_pyfunction!(canonical::canonical_json, m)?)?;
     m.add_function(wrap_pyfunction!(canonical::canonicalize_text, m)?)?;

@@ -314,6 +314,14 @@ def _v1() -> bytes:
     return base_writer().to_bytes(version=1)
 
 
+def _v1_with(change: Callable[[list[dict[str, Any]]], object]) -> bytes:
+    """The base records as a version 1 file (no chains), changed by ``change``."""
+    records = bodies()
+    records[0]["version"] = 1
+    change(records)
+    return encode(records, version=1)
+
+
 def _rewrite_from(number: int) -> bytes:
     def change(records: list[dict[str, Any]]) -> None:
         records[number - 1]["message"]["content"] = "Rewritten, with every later chain."
@@ -513,6 +521,41 @@ CASES: list[Case] = [
         "v1-torn",
         "A version 1 file with a torn last line.",
         _v1() + b'{"index":5,"mess',
+    ),
+    Case(
+        "v1-line-2-not-checked",
+        "Version 1 has no line-2 rule: line 2 may be a section, and the seed is not checked "
+        "against message 0.",
+        _v1_with(
+            lambda r: (
+                r.insert(1, section_record("AGENTS.md", AGENTS)),
+                r[0].update(seed=jcs_digest(USER)),
+            )
+        ),
+    ),
+    Case(
+        "run-messages-zero",
+        "A run that carried no conversation message (messages 0) is a count like any other.",
+        rechained(_run_with(messages=0)),
+    ),
+    Case(
+        "v1-index-gap",
+        "Version 1 files are checked like version 2 apart from the chain and line 2.",
+        _v1_with(_set(3, index=5)),
+        ("index", 3),
+    ),
+    Case(
+        "v1-context-digest",
+        "A version 1 run whose digest is another context's.",
+        _v1_with(_run_with(digest=CTX2.digest)),
+        ("context-digest", 6),
+    ),
+    Case(
+        "no-complete-line",
+        "Reading: a file with no complete line has no header: refused as an empty file is "
+        "(blank-line, line 1), not read as a transcript of nothing.",
+        base_line(1)[:40],
+        ("blank-line", 1),
     ),
     # --- too-long ----------------------------------------------------------------------------
     Case(
@@ -767,6 +810,13 @@ CASES: list[Case] = [
         ("version", 1),
     ),
     Case(
+        "header-without-version",
+        "Reading: a header without version has no version this reader knows (version, checked "
+        "before members, which depend on it).",
+        rechained(_drop(1, "version")),
+        ("version", 1),
+    ),
+    Case(
         "other-context-format",
         "context_format 2: the digests could not be verified.",
         rechained(_set(1, context_format=2)),
@@ -868,6 +918,12 @@ CASES: list[Case] = [
         rechained(_run_with(time="2025-13-01T09:31:00Z")),
         ("member-value", 6),
     ),
+    Case(
+        "time-leap-second",
+        "Reading: second 60 does not name an instant.",
+        rechained(_run_with(time="2025-01-31T23:59:60Z")),
+        ("member-value", 6),
+    ),
     Case("index-string", 'index "1".', rechained(_set(3, index="1")), ("member-value", 3)),
     Case("index-negative", "index -1.", rechained(_set(3, index=-1)), ("member-value", 3)),
     Case("index-boolean", "index true.", rechained(_set(2, index=True)), ("member-value", 2)),
@@ -923,6 +979,12 @@ CASES: list[Case] = [
         "fact-value-number",
         "A fact value that is a number.",
         rechained(_run_with(facts=[["date", 20250131]])),
+        ("member-value", 6),
+    ),
+    Case(
+        "fact-null",
+        "Reading: a fact value null is a wrong type (the context's facts are strings).",
+        _context_case([HEAD_AGENTS, TAIL_NOTES], [["date", "2025-01-31"], ["branch", None]]),
         ("member-value", 6),
     ),
     Case(
@@ -1129,12 +1191,6 @@ CASES: list[Case] = [
         ("context", 6),
     ),
     Case(
-        "fact-null",
-        "A fact value null: a RunContext would drop it.",
-        _context_case([HEAD_AGENTS, TAIL_NOTES], [["date", "2025-01-31"], ["branch", None]]),
-        ("context", 6),
-    ),
-    Case(
         "empty-section",
         "A section record with empty text, referenced: a RunContext would drop it.",
         _with_section("empty", ""),
@@ -1150,6 +1206,13 @@ CASES: list[Case] = [
         "duplicate-section-name",
         "One section named in head and tail.",
         _duplicate_section_name(),
+        ("context", 6),
+    ),
+    Case(
+        "head-after-tail",
+        "Reading: sections are in render order, head first: a head entry after a tail entry "
+        "is not what a writer writes.",
+        _context_case([TAIL_NOTES, HEAD_AGENTS], [list(f) for f in CTX1.facts]),
         ("context", 6),
     ),
     Case(

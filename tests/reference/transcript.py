@@ -405,12 +405,14 @@ class _Reader:
                 for entry in sections
             ):
                 return "sections must be {position, name, digest} objects"
+            # Reading: a `null` fact value is a wrong type here (the context's facts, which
+            # the record holds, are always strings), not an entry a RunContext would drop.
             facts = record["facts"]
             if not isinstance(facts, list) or not all(
                 isinstance(pair, list)
                 and len(pair) == 2
                 and isinstance(pair[0], str)
-                and (pair[1] is None or isinstance(pair[1], str))
+                and isinstance(pair[1], str)
                 for pair in facts
             ):
                 return "facts must be [name, value] pairs of strings"

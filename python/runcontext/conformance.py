@@ -8,6 +8,9 @@ Three kinds of vector file are understood:
   error that refuses it.
 * Number lines (``es-numbers.txt``): ``<16 hex digits> <text>`` per line, the IEEE 754 bits
   of a double and how canonical JSON writes it.
+* Transcript vectors (``transcript-v2.json``, ``"format": "transcript-v2"``): whole transcript
+  files and what a reader makes of them (messages, runs, chain, torn line) or the refusal
+  (kind and line), checked through ``runcontext.transcript.verify_bytes``.
 
 By default this installation is checked. A port in another language runs every case itself,
 writes what it observed in the same shape as the vectors (``{"cases": [{"name": ..., "expect":
@@ -21,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 import struct
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +33,14 @@ from typing import Any
 from runcontext._core import RunContext, canonical_json, canonicalize_text
 from runcontext.errors import CanonicalJSONError, RunContextError
 
-__all__ = ["Report", "observe_jcs", "observe_number", "observe_runcontext", "verify"]
+__all__ = [
+    "Report",
+    "observe_jcs",
+    "observe_number",
+    "observe_runcontext",
+    "observe_transcript",
+    "verify",
+]
 
 _RUNCONTEXT_FIELDS = (
     "head_text",
@@ -309,6 +320,8 @@ def verify(path: str | Path, results: str | Path | None = None) -> Report:
         return _verify_numbers(vectors_path, text, results_path)
     vectors = _load(vectors_path)
     cases: list[Any] = vectors["cases"]
+    if vectors.get("format") == "transcript-v2":
+        return _verify_transcripts(vectors_path, cases, results_path)
     if vectors.get("format") == "runcontext-v1":
         kind = "runcontext"
     elif all(isinstance(c, dict) and ("input" in c or "input_hex" in c) for c in cases):
@@ -331,3 +344,162 @@ def verify(path: str | Path, results: str | Path | None = None) -> Report:
         if problem is not None:
             failures.append((case["name"], problem))
     return Report(path=str(vectors_path), kind=kind, total=len(cases), failures=failures)
+
+
+# --- transcript vectors (transcript-v2.json) --------------------------------------------------
+
+_TRANSCRIPT_EXPECT = ("messages", "runs", "chain", "torn", "unchained")
+
+
+def _transcript_bytes(case: dict[str, Any]) -> bytes:
+    if "text" in case:
+        text: str = case["text"]
+        return text.encode("utf-8")
+    return bytes.fromhex(case["hex"])
+
+
+def observe_transcript(case: dict[str, Any]) -> dict[str, Any]:
+    """What this installation's ``runcontext.transcript.verify_bytes`` does with one case."""
+    from runcontext import transcript
+
+    verify_bytes = getattr(transcript, "verify_bytes", None)
+    if verify_bytes is None:
+        raise ValueError(
+            "this installation has no runcontext.transcript.verify_bytes to check transcripts "
+            "with; a port can still be checked with --results"
+        )
+    options = {"max_line_bytes": case["max_line_bytes"]} if "max_line_bytes" in case else {}
+    with warnings.catch_warnings():  # v1 files and torn lines warn; the outcome says so
+        warnings.simplefilter("ignore")
+        try:
+            verified = verify_bytes(_transcript_bytes(case), name=case["name"], **options)
+        except transcript.TranscriptError as error:
+            return {
+                "name": case["name"],
+                "error": {"kind": getattr(error, "kind", None), "line": error.line},
+            }
+        except Exception as error:  # a crash is a failure of this case, not of the run
+            return {
+                "name": case["name"],
+                "error": {"kind": f"<{type(error).__name__}: {error}>", "line": None},
+            }
+    torn = verified.torn
+    return {
+        "name": case["name"],
+        "expect": {
+            "messages": list(verified.messages),
+            "runs": [
+                {
+                    "run": run.number,
+                    "digest": run.digest,
+                    "time": run.time,
+                    "messages": run.messages,
+                    "head_text": run.context.head_text,
+                    "tail_text": run.context.tail_text,
+                    "sections": [
+                        {"position": s.position, "name": s.name, "digest": s.digest}
+                        for s in run.context.sections
+                    ],
+                    "facts": _pairs(run.context.facts),
+                }
+                for run in verified.runs
+            ],
+            "chain": None if verified.unchained else verified.chain,
+            "torn": None
+            if torn is None
+            else {"line": torn.line, "offset": torn.offset, "length": torn.length},
+            "unchained": bool(verified.unchained),
+        },
+    }
+
+
+def _as_json(value: object) -> str:
+    """JSON text that tells ints from floats (``1`` and ``1.0`` are equal in Python)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _shorten(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _transcript_differences(case: dict[str, Any], observed: dict[str, Any]) -> str | None:
+    if "error" in case:
+        want = case["error"]
+        got = observed.get("error")
+        if (
+            isinstance(got, dict)
+            and got.get("kind") == want["kind"]
+            and got.get("line") == (want["line"])
+        ):
+            return None
+        shown = "the file read" if got is None else f"{got.get('kind')!r} at line {got.get('line')}"
+        return f"expected {want['kind']!r} at line {want['line']}, got {shown}"
+    got = observed.get("expect")
+    if not isinstance(got, dict):
+        error = observed.get("error") or {}
+        return f"expected the file read, got {error.get('kind')!r} at line {error.get('line')}"
+    wrong = []
+    for key in _TRANSCRIPT_EXPECT:
+        want_json, got_json = _as_json(case["expect"].get(key)), _as_json(got.get(key))
+        if want_json != got_json:
+            wrong.append(f"{key}: expected {_shorten(want_json)}, got {_shorten(got_json)}")
+    return "; ".join(wrong) or None
+
+
+def _check_transcript_cases(path: Path, cases: list[Any], *, vectors: bool) -> None:
+    """Refuse a malformed entry naming the file and its index, rather than crash on it."""
+    seen: dict[str, int] = {}
+    for i, case in enumerate(cases):
+        where = f"{path}: cases[{i}]"
+        if not isinstance(case, dict):
+            raise ValueError(f"{where}: expected an object, got {json.dumps(case)[:60]}")
+        name = case.get("name")
+        if not isinstance(name, str):
+            raise ValueError(f"{where}: expected a string 'name', got {json.dumps(name)}")
+        if name in seen:
+            raise ValueError(f"{where}: the name {name!r} repeats cases[{seen[name]}]")
+        seen[name] = i
+        where = f"{where} ({name!r})"
+        present = [key for key in ("expect", "error") if key in case]
+        if len(present) != 1:
+            raise ValueError(f"{where}: expected exactly one of 'expect' and 'error'")
+        outcome = case[present[0]]
+        if not isinstance(outcome, dict):
+            raise ValueError(f"{where}: '{present[0]}' must be an object")
+        if present[0] == "error" and not (
+            isinstance(outcome.get("kind"), str)
+            and (type(outcome.get("line")) is int or (not vectors and outcome.get("line") is None))
+        ):
+            raise ValueError(f"{where}: 'error' must have a string 'kind' and an integer 'line'")
+        if not vectors:
+            continue
+        files = [key for key in ("text", "hex") if isinstance(case.get(key), str)]
+        if len(files) != 1:
+            raise ValueError(f"{where}: expected exactly one of a string 'text' and 'hex'")
+        if "hex" in case:
+            try:
+                bytes.fromhex(case["hex"])
+            except ValueError:
+                raise ValueError(f"{where}: 'hex' is not hexadecimal") from None
+        if "max_line_bytes" in case and type(case["max_line_bytes"]) is not int:
+            raise ValueError(f"{where}: 'max_line_bytes' must be an integer")
+
+
+def _verify_transcripts(path: Path, cases: list[Any], results: Path | None) -> Report:
+    _check_transcript_cases(path, cases, vectors=True)
+    observed: dict[str, dict[str, Any]]
+    if results is None:
+        observed = {case["name"]: observe_transcript(case) for case in cases}
+    else:
+        reported = _load(results)["cases"]
+        _check_transcript_cases(results, reported, vectors=False)
+        observed = {r["name"]: r for r in reported}
+    failures = []
+    for case in cases:
+        found = observed.get(case["name"])
+        problem = (
+            "no result for this case" if found is None else _transcript_differences(case, found)
+        )
+        if problem is not None:
+            failures.append((case["name"], problem))
+    return Report(path=str(path), kind="transcript", total=len(cases), failures=failures)

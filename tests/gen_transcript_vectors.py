@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reference.jcs import canonical_json as jcs_canonical_json
 from reference.jcs import digest as jcs_digest
 from reference.runcontext import RunContext
 from reference.transcript import (
@@ -1249,7 +1250,9 @@ CASES: list[Case] = [
 def expected(transcript: Transcript) -> dict[str, Any]:
     """A read transcript in the vectors' shape."""
     return {
-        "messages": transcript.messages,
+        # Each message as its canonical JSON text: exact in every language, and a message
+        # nested near MAX_DEPTH does not push this file past it.
+        "messages": [jcs_canonical_json(m).decode() for m in transcript.messages],
         "runs": [
             {
                 "run": run.number,

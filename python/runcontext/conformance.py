@@ -358,6 +358,13 @@ def _transcript_bytes(case: dict[str, Any]) -> bytes:
     return bytes.fromhex(case["hex"])
 
 
+def _timestamp(moment: Any) -> str:
+    """A run's time as the transcript writes it (a stand-in may already give the text)."""
+    from runcontext.transcript._records import _format_time
+
+    return moment if isinstance(moment, str) else _format_time(moment)
+
+
 def observe_transcript(case: dict[str, Any]) -> dict[str, Any]:
     """What this installation's ``runcontext.transcript.verify_bytes`` does with one case."""
     from runcontext import transcript
@@ -387,12 +394,12 @@ def observe_transcript(case: dict[str, Any]) -> dict[str, Any]:
     return {
         "name": case["name"],
         "expect": {
-            "messages": list(verified.messages),
+            "messages": [canonical_json(m).decode() for m in verified.messages],
             "runs": [
                 {
                     "run": run.number,
                     "digest": run.digest,
-                    "time": run.time,
+                    "time": _timestamp(run.time),
                     "messages": run.messages,
                     "head_text": run.context.head_text,
                     "tail_text": run.context.tail_text,

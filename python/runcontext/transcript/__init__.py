@@ -16,9 +16,12 @@ from runcontext.transcript.errors import (
     TranscriptError,
     TranscriptFormatError,
     TranscriptVersionError,
+    UnchainedTranscriptWarning,
 )
 from runcontext.transcript.loop import Loop, RunOutcome
+from runcontext.transcript.memory import Verified, verify_bytes
 from runcontext.transcript.session import TRANSCRIPT_VERSION, Run, Session, TornTail
+from runcontext.transcript.store import TranscriptStore
 
 __all__ = [
     "TRANSCRIPT_VERSION",
@@ -34,5 +37,9 @@ __all__ = [
     "TranscriptDigestError",
     "TranscriptError",
     "TranscriptFormatError",
+    "TranscriptStore",
     "TranscriptVersionError",
+    "UnchainedTranscriptWarning",
+    "Verified",
+    "verify_bytes",
 ]

@@ -204,6 +204,8 @@ class Session:
         store = _store(path, durable=durable, max_line_bytes=max_line_bytes)
         if isinstance(store, FileStore):
             store.open(writable=True if repair else writable)
+        elif writable and not getattr(store, "writable", True):
+            raise PermissionError(f"{store.name}: the store is read-only")
         self = object.__new__(cls)
         self._setup(store, durable=durable, clock=clock, max_line_bytes=max_line_bytes)
         try:
@@ -246,7 +248,7 @@ class Session:
     ) -> None:
         self._store = store
         self._path = store.path if isinstance(store, FileStore) else Path(store.name)
-        self._writable = store.writable if isinstance(store, FileStore) else True
+        self._writable = bool(getattr(store, "writable", True))
         self._durable = durable
         self._clock = utc_now if clock is None else clock
         self._thread_lock = threading.RLock()  # threads of one process share the store
@@ -589,10 +591,8 @@ class Session:
             raise ValueError(f"{self._store.name}: the session is closed")
         self._read_new()
         store = self._store
-        if not isinstance(store, FileStore):
-            return
-        partial = store.partial
-        if partial:
+        partial: int = getattr(store, "partial", 0)  # a store without lines in flight has none
+        if partial and isinstance(store, FileStore):
             if store.writer_active():
                 partial = 0  # a writer holds the lock: an append in progress, not a torn line
             else:

@@ -559,6 +559,18 @@ impl Transcript {
                     ),
                 );
             }
+            if grammar.is_none()
+                && !matches!(
+                    error.kind,
+                    ParseErrorKind::Canonical(CanonicalErrorKind::TooDeep)
+                )
+                && nesting(raw) > MAX_DEPTH
+            {
+                return fail(
+                    ErrorKind::TooDeep,
+                    format!("the record nests deeper than {MAX_DEPTH} arrays and objects"),
+                );
+            }
             let kind = match error.kind {
                 ParseErrorKind::Canonical(CanonicalErrorKind::TooDeep) => ErrorKind::TooDeep,
                 ParseErrorKind::Canonical(_)
@@ -649,6 +661,15 @@ impl Transcript {
                 kind,
             )?;
             self.check_chain(&record, raw, &mut next)?;
+            if self.version == TRANSCRIPT_VERSION && line == 2 && kind != "message" {
+                return Err(fail(
+                    ErrorKind::Seed,
+                    format!(
+                        "line 2 must be the message with index 0, whose digest is the header's \
+                         seed, not a {kind} record; the header or the first message was altered"
+                    ),
+                ));
+            }
             match kind {
                 "message" => self.read_message(&record, raw, line)?,
                 "section" => self.read_section(&record, line)?,

@@ -56,6 +56,8 @@ def _samples(tmp_path: Path) -> list[BaseException]:
         runcontext.transcript.TranscriptDigestError("altered", path=where, line=4),
         runcontext.transcript.TornTranscriptError("torn", path=where, line=7),
         runcontext.transcript.TornTranscriptWarning("torn tail"),
+        runcontext.transcript.UnchainedTranscriptWarning("version 1"),
+        runcontext.transcript.RunNotRecordedError("lost", path=where, outcome={"reply": 1}),
     ]
 
 

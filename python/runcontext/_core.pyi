@@ -18,6 +18,7 @@ __all__ = [
     "__version__",
     "canonical_json",
     "canonicalize_text",
+    "check_message",
     "digest",
     "digest_bytes",
     "json_value",
@@ -77,6 +78,7 @@ TRANSCRIPT_VERSION: int
 DEFAULT_MAX_LINE_BYTES: int
 
 def json_value(data: bytes) -> Any: ...
+def check_message(message: bytes) -> None: ...
 
 @final
 class Transcript:

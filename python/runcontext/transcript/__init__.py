@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from runcontext.transcript.errors import (
     ConversationMismatchError,
+    RunNotRecordedError,
     SeedMismatchError,
     TornTranscriptError,
     TornTranscriptWarning,
@@ -28,6 +29,7 @@ __all__ = [
     "ConversationMismatchError",
     "Loop",
     "Run",
+    "RunNotRecordedError",
     "RunOutcome",
     "SeedMismatchError",
     "Session",

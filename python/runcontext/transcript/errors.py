@@ -10,6 +10,7 @@ from runcontext.errors import _reduce
 
 __all__ = [
     "ConversationMismatchError",
+    "RunNotRecordedError",
     "SeedMismatchError",
     "TornTranscriptError",
     "TornTranscriptWarning",
@@ -108,6 +109,18 @@ class SeedMismatchError(ConversationMismatchError):
         given: str | None,
     ) -> None:
         super().__init__(message, path=path, line=1, index=0, recorded=recorded, given=given)
+
+
+class RunNotRecordedError(TranscriptError):
+    """The backend answered but the run could not be recorded (another writer appended in
+    between, the reply has no JSON form, the disk is full, …). Nothing paid for is lost:
+    ``outcome`` is the :class:`~runcontext.transcript.RunOutcome` the run would have returned
+    (its ``messages`` end with the reply; ``request`` is what was sent; ``run`` is ``None``),
+    and the original error is the ``__cause__``."""
+
+    def __init__(self, message: str, *, path: str | os.PathLike[str], outcome: Any) -> None:
+        super().__init__(message, path=path, line=None)
+        self.outcome = outcome
 
 
 class UnchainedTranscriptWarning(UserWarning):

@@ -29,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from runcontext._core import RunContext, Transcript, digest_bytes, json_value
+from runcontext._core import RunContext, Transcript, check_message, digest_bytes, json_value
 from runcontext._splice import check_messages
 from runcontext.errors import RunContextError
 from runcontext.transcript._records import (
@@ -425,6 +425,16 @@ class Session:
             self._refresh(warn=False)
             self._check_not_torn()
 
+    def check_recordable(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        """Raise the error :meth:`record_run` would raise for the messages of ``messages`` the
+        transcript does not hold yet, without writing: one with no JSON form (a NaN, a
+        ``datetime``), or one nested too deep to be read back. :class:`runcontext.Loop` calls
+        it before the backend, so no request is paid for that could not be recorded."""
+        with self._thread_lock:
+            for index in range(len(self._messages), len(messages)):
+                argument = f"messages[{index}]"
+                _check_message(message_body(messages[index], argument), argument)
+
     def _check_continues(self, messages: Sequence[Mapping[str, Any]]) -> None:
         recorded = len(self._messages)
         if len(messages) < recorded:
@@ -719,6 +729,15 @@ def _store(
     if isinstance(target, TranscriptStore):
         return target
     raise TypeError(f"path: expected a file path or a TranscriptStore, got {type(target).__name__}")
+
+
+def _check_message(body: bytes, argument: str) -> None:
+    try:
+        check_message(body)
+    except ValueError as error:
+        raise ValueError(
+            f"{argument}: the message cannot be stored in a transcript: {error}"
+        ) from None
 
 
 def _write_message(state: Transcript, body: bytes, argument: str) -> bytes:

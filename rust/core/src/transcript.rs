@@ -348,15 +348,7 @@ impl Transcript {
     /// so deep that the record exceeds [`MAX_DEPTH`], or the first message without the seed.
     pub fn write_message(&mut self, message: &[u8]) -> Result<Vec<u8>, WriteError> {
         self.check_writable()?;
-        let depth = nesting(message);
-        if depth >= MAX_DEPTH {
-            return Err(WriteError(format!(
-                "the message nests {depth} arrays and objects deep; a transcript record holds \
-                 at most {} (the record itself is one more, and MAX_DEPTH is {MAX_DEPTH}), so \
-                 it could not be read back",
-                MAX_DEPTH - 1
-            )));
-        }
+        check_message(message)?;
         if self.messages == 0 && digest_bytes(message) != self.seed {
             return Err(WriteError(
                 "message 0 does not have the transcript's seed digest".into(),
@@ -1199,6 +1191,21 @@ fn time_member(record: &Record, line: usize) -> Result<String, TranscriptError> 
     let text = record.get("time").and_then(Value::as_str).unwrap_or("");
     check_time(text).map_err(|why| member_error(line, why))?;
     Ok(text.to_owned())
+}
+
+/// Refuse a message (its canonical JSON) that a reader would refuse inside a record: one
+/// nested so deep that the record around it exceeds [`MAX_DEPTH`].
+pub fn check_message(message: &[u8]) -> Result<(), WriteError> {
+    let depth = nesting(message);
+    if depth >= MAX_DEPTH {
+        return Err(WriteError(format!(
+            "the message nests {depth} arrays and objects deep; a transcript record holds at \
+             most {} (the record itself is one more, and MAX_DEPTH is {MAX_DEPTH}), so it \
+             could not be read back",
+            MAX_DEPTH - 1
+        )));
+    }
+    Ok(())
 }
 
 /// `"blake3:"` and 64 lowercase hex digits.

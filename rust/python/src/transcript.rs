@@ -259,6 +259,12 @@ impl Transcript {
     }
 }
 
+/// Refuse a message (its canonical JSON) that could not be read back from a record.
+#[pyfunction]
+pub fn check_message(message: &[u8]) -> PyResult<()> {
+    core::check_message(message).map_err(write_error)
+}
+
 /// The Python value of canonical JSON text the caller already holds (a message body just
 /// encoded): parsed by the core, with the large-integer rule of `to_python`.
 #[pyfunction]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import warnings
 from typing import Any
 
 from runcontext._core import RunContext
+from runcontext.cli._terminal import json_text, visible
 from runcontext.transcript.session import Run, Session, TornTranscriptWarning
 
 
@@ -32,9 +32,10 @@ def run(args: argparse.Namespace) -> int:
         warnings.simplefilter("always", TornTranscriptWarning)
         with Session.open(args.transcript, writable=False) as session:
             runs = session.runs()
+            chain = session.chain
     for warning in caught:
         # A torn last line is worth a note, not a failure: every complete run is listed.
-        print(f"runcontext log: warning: {warning.message}", file=sys.stderr)
+        print(f"runcontext log: warning: {visible(str(warning.message))}", file=sys.stderr)
     if args.run is not None:
         if not 1 <= args.run <= len(runs):
             span = f"runs 1 to {len(runs)}" if runs else "no runs"
@@ -44,14 +45,16 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             _print_json(_run_json(chosen, previous) | _full_json(chosen))
         else:
-            print(_run_text(chosen, previous), end="")
-            print(_full_text(chosen), end="")
+            print(visible(_run_text(chosen, previous)), end="")
+            print(visible(_full_text(chosen)), end="")
         return 0
     if args.json:
         _print_json([_run_json(r, runs[i - 1].context if i else None) for i, r in enumerate(runs)])
     else:
         for index, recorded in enumerate(runs):
-            print(_run_text(recorded, runs[index - 1].context if index else None), end="")
+            print(visible(_run_text(recorded, runs[index - 1].context if index else None)), end="")
+        # The anchor: kept elsewhere, it shows a later rewrite of the whole tail (TRANSCRIPT.md).
+        print(f"chain  {chain}" if chain else "chain  none (a version 1 transcript: unchained)")
     return 0
 
 
@@ -134,4 +137,4 @@ def _full_json(recorded: Run) -> dict[str, Any]:
 
 
 def _print_json(value: object) -> None:
-    print(json.dumps(value, ensure_ascii=False, indent=2))
+    print(json_text(value))

@@ -34,7 +34,8 @@ def _raw_controls(text: str) -> set[str]:
 
 def test_visible_escapes_controls_and_bidi_but_keeps_newlines_and_tabs() -> None:
     assert visible(HOSTILE) == (
-        "Build it.\\x1b[2K\\x0dSafe.\\x1b]52;c;ZWNobyBwd25lZA==\\x07 \\x9b31m\\u202eevil\\u202c\tok\n"
+        "Build it.\\x1b[2K\\x0dSafe.\\x1b]52;c;ZWNobyBwd25lZA==\\x07 "
+        "\\x9b31m\\u202eevil\\u202c\tok\n"
     )
     assert visible("naïve — 日本語\n") == "naïve — 日本語\n"
 

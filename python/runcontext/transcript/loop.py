@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runcontext._core import RunContext
-from runcontext._splice import check_messages, splice
+from runcontext._splice import check_context, check_messages, splice
 from runcontext.transcript.errors import RunNotRecordedError
 from runcontext.transcript.session import Run, Session
 
@@ -162,10 +162,7 @@ class Loop:
     ) -> _Prepared:
         """Everything before the backend call, so that a failure costs no request."""
         check_messages(messages, items=True)
-        if context is None:
-            context = RunContext()
-        elif not isinstance(context, RunContext):
-            raise TypeError(f"context: expected a RunContext or None, got {type(context).__name__}")
+        context = check_context(context) or RunContext()
         if self.session is not None:
             # The checks record_run makes again under its lock; another writer could still
             # append in between, but a run this process can tell is unrecordable is refused now.

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from runcontext._core import RunContext, Transcript, check_message, digest_bytes, json_value
-from runcontext._splice import check_messages
+from runcontext._splice import check_context, check_messages
 from runcontext.errors import RunContextError
 from runcontext.transcript._records import (
     TRANSCRIPT_VERSION,
@@ -493,9 +493,7 @@ class Session:
         ``reply`` (if given) as the next message. ``context=None`` is the empty context.
         """
         self.check_seed(messages)
-        context = RunContext() if context is None else context
-        if not isinstance(context, RunContext):
-            raise TypeError(f"context: expected a RunContext, got {type(context).__name__}")
+        context = check_context(context) or RunContext()
         reply_body = None if reply is None else message_body(_check_reply(reply), "reply")
         when = timestamp(self._clock)
 

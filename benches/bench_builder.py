@@ -24,8 +24,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from runcontext.builder import ContextBuilder
 from runcontext.providers import Contribution, default_providers
+from runcontext.providers.builder import ContextBuilder
 from runcontext.providers.redact import redact
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from runcontext import RunContext, canonical_json
-from runcontext.session import Session
+from runcontext.transcript.session import Session
 
 from _timing import fmt_time, median_seconds
 

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from runcontext import RunContext, RunContextError
-from runcontext.builder import _FLIGHTS, ContextBuilder, _DaemonPool
 from runcontext.providers import Contribution, Diagnostic
+from runcontext.providers.builder import _FLIGHTS, ContextBuilder, _DaemonPool
 
 SLACK = 0.5  # how far past its deadline a build may return on a busy 2-core machine
 
@@ -457,7 +457,7 @@ def test_long_messages_are_cut_after_redacting_across_the_cut() -> None:
 GUARDED_BUILDS = """
 import itertools
 from collections.abc import Sequence
-from runcontext.builder import _FLIGHTS, ContextBuilder, _DaemonPool
+from runcontext.providers.builder import _FLIGHTS, ContextBuilder, _DaemonPool
 from runcontext.providers import Contribution
 
 class P:

@@ -13,16 +13,14 @@ import pytest
 from hypothesis import given
 
 import runcontext
-from runcontext import (
-    CanonicalJSONError,
+from runcontext import CanonicalJSONError, canonical_json, canonicalize_text
+from runcontext.errors import (
     DuplicateKeyError,
     InvalidNumberError,
     InvalidStringError,
     JSONSyntaxError,
     NestingTooDeepError,
     UnsupportedTypeError,
-    canonical_json,
-    canonicalize_text,
 )
 
 from conftest import VECTORS
@@ -445,10 +443,10 @@ def test_lone_surrogate_in_str_text_is_located() -> None:
 def test_lines_are_counted_at_lf_only() -> None:
     # A lone CR is whitespace, not a line end (JSON has no line concept; LF is the one that
     # editors and `line:column` tools agree on), so both CRs stay on line 1; CRLF counts once.
-    with pytest.raises(runcontext.JSONSyntaxError) as info:
+    with pytest.raises(runcontext.errors.JSONSyntaxError) as info:
         canonicalize_text(b"[1,\r 2,\r x]")
     assert (info.value.line, info.value.column, info.value.offset) == (1, 10, 9)
-    with pytest.raises(runcontext.JSONSyntaxError) as info:
+    with pytest.raises(runcontext.errors.JSONSyntaxError) as info:
         canonicalize_text(b"[1,\r\n 2,\r\n x]")
     assert (info.value.line, info.value.column) == (3, 2)
 
@@ -457,6 +455,6 @@ def test_offset_counts_utf8_bytes_and_column_characters_for_str_input() -> None:
     # Bytes of '["é", x]': '[' 0, '"' 1, 'é' 2-3 (two bytes in UTF-8), '"' 4, ',' 5, ' ' 6,
     # 'x' 7. 'x' is the 7th character (column 7, 1-based); a character offset would be 6.
     for text in ('["é", x]', '["é", x]'.encode()):
-        with pytest.raises(runcontext.JSONSyntaxError) as info:
+        with pytest.raises(runcontext.errors.JSONSyntaxError) as info:
             canonicalize_text(text)
         assert (info.value.line, info.value.column, info.value.offset) == (1, 7, 7)

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from runcontext import RunContext, _cli_log, cli
-from runcontext.session import Session
+from runcontext import RunContext, cli
+from runcontext.cli import log as cli_log
+from runcontext.transcript.session import Session
 
 SEED = {"role": "system", "content": "You are a careful coding agent."}
 AGENTS = "Keep the build green.\nExplain every change."
@@ -52,7 +53,7 @@ def transcript(tmp_path: Path) -> Path:
 
 def run_log(*argv: str) -> int:
     parser = argparse.ArgumentParser()
-    _cli_log.register(parser.add_subparsers())
+    cli_log.register(parser.add_subparsers())
     args = parser.parse_args(["log", *argv])
     status: int = args.handler(args)
     return status
@@ -168,7 +169,7 @@ def test_log_errors_are_one_line_on_stderr_with_exit_1(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert _cli_log in cli._COMMANDS
+    assert cli_log in cli._COMMANDS
     assert cli.main(["log", str(transcript), "--run", "9"]) == 1
     err = capsys.readouterr().err
     assert err == f"runcontext log: {transcript}: no run 9: the transcript has runs 1 to 4\n"

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from runcontext import RunContext, _cli_show, digest
+from runcontext import RunContext, digest
+from runcontext.cli import show as cli_show
 
 from gitutil import git
 
@@ -30,7 +31,7 @@ def repo(tmp_path: Path) -> Path:
 
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="runcontext")
-    _cli_show.register(parser.add_subparsers())
+    cli_show.register(parser.add_subparsers())
     return parser.parse_args(["show", *argv])
 
 
@@ -163,7 +164,7 @@ def test_request_openai(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
         "model": "<model>",
         "messages": [
             {"role": "system", "content": document["head"]},
-            {"role": "user", "content": _cli_show.EXAMPLE_MESSAGE},
+            {"role": "user", "content": cli_show.EXAMPLE_MESSAGE},
             {"role": "system", "content": document["tail"]},
         ],
     }
@@ -175,7 +176,7 @@ def test_request_anthropic(repo: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert body["model"] == "claude-x" and body["max_tokens"] > 0
     assert [block["text"] for block in body["system"]] == [document["head"]]
     first, tail = body["messages"]
-    assert first["role"] == "user" and first["content"][0]["text"] == _cli_show.EXAMPLE_MESSAGE
+    assert first["role"] == "user" and first["content"][0]["text"] == cli_show.EXAMPLE_MESSAGE
     assert tail == {"role": "user", "content": [{"type": "text", "text": document["tail"]}]}
 
 
@@ -214,7 +215,7 @@ def test_instructions_budget_above_the_builder_bound(
 
 def test_json_and_request_are_exclusive(capsys: pytest.CaptureFixture[str]) -> None:
     parser = argparse.ArgumentParser(prog="runcontext")
-    _cli_show.register(parser.add_subparsers())
+    cli_show.register(parser.add_subparsers())
     with pytest.raises(SystemExit):
         parser.parse_args(["show", "--json", "--request", "openai"])
     assert "not allowed with argument" in capsys.readouterr().err

@@ -12,14 +12,9 @@ from pathlib import Path
 import pytest
 
 import runcontext
-from runcontext import (
-    RunContext,
-    RunContextError,
-    RunContextTypeError,
-    Session,
-    canonical_json,
-    canonicalize_text,
-)
+import runcontext.transcript
+from runcontext import RunContext, RunContextError, Session, canonical_json, canonicalize_text
+from runcontext.errors import RunContextTypeError
 
 
 def _raised(action: Callable[[], object]) -> BaseException:
@@ -57,10 +52,10 @@ def _samples(tmp_path: Path) -> list[BaseException]:
         conversation_mismatch,
         _raised(lambda: Session.open(garbage)),  # TranscriptFormatError
         runcontext.TranscriptError("bad", path=where, line=None),
-        runcontext.TranscriptVersionError("too new", path=where, line=1),
-        runcontext.TranscriptDigestError("altered", path=where, line=4),
-        runcontext.TornTranscriptError("torn", path=where, line=7),
-        runcontext.TornTranscriptWarning("torn tail"),
+        runcontext.transcript.TranscriptVersionError("too new", path=where, line=1),
+        runcontext.transcript.TranscriptDigestError("altered", path=where, line=4),
+        runcontext.transcript.TornTranscriptError("torn", path=where, line=7),
+        runcontext.transcript.TornTranscriptWarning("torn tail"),
     ]
 
 
@@ -73,10 +68,11 @@ def _nested(depth: int) -> list[object]:
 
 def _exported_exception_classes() -> set[type[BaseException]]:
     found = set()
-    for name in runcontext.__all__:
-        obj = getattr(runcontext, name)
-        if isinstance(obj, type) and issubclass(obj, BaseException):
-            found.add(obj)
+    for module in (runcontext, runcontext.errors, runcontext.transcript):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if isinstance(obj, type) and issubclass(obj, BaseException):
+                found.add(obj)
     return found
 
 
@@ -100,7 +96,7 @@ def test_round_trip_keeps_type_message_and_attributes(
 
 
 def test_attributes_survive_with_their_values(tmp_path: Path) -> None:
-    error = runcontext.ConversationMismatchError(
+    error = runcontext.transcript.ConversationMismatchError(
         "differs", path=tmp_path / "t.jsonl", line=3, index=1, recorded="blake3:a", given=None
     )
     again = pickle.loads(pickle.dumps(error))

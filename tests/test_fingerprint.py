@@ -9,9 +9,9 @@ import blake3
 import pytest
 
 from runcontext import CanonicalJSONError, RunContext, canonical_json
-from runcontext.builder import ContextBuilder
 from runcontext.fingerprint import request_fingerprint
 from runcontext.providers import Contribution
+from runcontext.providers.builder import ContextBuilder
 
 CONTEXT = RunContext(head_sections=[("s", "stable")], facts=[("date", "2025-01-01")])
 TOOL = {

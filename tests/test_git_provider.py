@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from runcontext.builder import ContextBuilder
 from runcontext.providers import Contribution, GitProvider
+from runcontext.providers.builder import ContextBuilder
 from runcontext.providers.git import GitReadError, Repository, find_repository, read_head
 
 from gitutil import git

@@ -16,8 +16,8 @@ import pytest
 
 from runcontext import RunContext, adapters
 from runcontext.counters import tiktoken_counter
-from runcontext.loop import Loop, RunOutcome
-from runcontext.session import (
+from runcontext.transcript.loop import Loop, RunOutcome
+from runcontext.transcript.session import (
     ConversationMismatchError,
     SeedMismatchError,
     Session,

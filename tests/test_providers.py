@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from runcontext.builder import ContextBuilder
 from runcontext.providers import (
     ClockProvider,
     Contribution,
@@ -25,6 +24,7 @@ from runcontext.providers import (
     Provider,
     default_providers,
 )
+from runcontext.providers.builder import ContextBuilder
 
 
 def later() -> float:

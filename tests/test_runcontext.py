@@ -14,15 +14,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runcontext import (
-    RunContext,
-    RunContextError,
-    RunContextTypeError,
-    RunContextValueError,
-    Section,
-    digest,
-)
+from runcontext import RunContext, RunContextError, digest
 from runcontext.conformance import observe_runcontext, verify
+from runcontext.errors import RunContextTypeError, RunContextValueError
+from runcontext.section import Section
 
 from conftest import VECTORS
 from reference import runcontext as reference
@@ -365,11 +360,23 @@ def test_import_is_lazy_and_every_exported_name_resolves() -> None:
 
 def test_lazy_names_are_the_defining_modules_objects() -> None:
     import runcontext
-    from runcontext import builder, session
+    from runcontext import transcript
+    from runcontext.providers import builder
 
     assert runcontext.ContextBuilder is builder.ContextBuilder
-    assert runcontext.TranscriptError is session.TranscriptError
+    assert runcontext.TranscriptError is transcript.TranscriptError
     assert runcontext.adapters.__name__ == "runcontext.adapters"
+
+
+def test_a_moved_name_says_where_it_lives_now() -> None:
+    import runcontext
+
+    with pytest.raises(AttributeError) as info:
+        runcontext.Run  # noqa: B018
+    assert str(info.value) == (
+        "module 'runcontext' has no attribute 'Run'; it moved to runcontext.transcript: "
+        "from runcontext.transcript import Run"
+    )
 
 
 def test_a_bare_pair_with_a_wrong_value_is_told_the_fix() -> None:

@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 import pytest
 
 import runcontext
-import runcontext.session
+import runcontext.transcript.session
 from runcontext import RunContext, canonical_json
-from runcontext.session import (
+from runcontext.transcript.session import (
     ConversationMismatchError,
     SeedMismatchError,
     Session,
@@ -86,7 +86,7 @@ def without_waiting(call: Callable[[], T]) -> T:
 def patch_os(monkeypatch: pytest.MonkeyPatch, **functions: Callable[..., Any]) -> None:
     """Replace functions of ``os`` as the session module sees them, and nowhere else."""
     patched = types.SimpleNamespace(**{**vars(os), **functions})
-    monkeypatch.setattr(runcontext.session, "os", patched)
+    monkeypatch.setattr(runcontext.transcript.session, "os", patched)
 
 
 def rewrite_line(path: Path, number: int, data: bytes) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from runcontext.session import Session, TornTranscriptWarning
+from runcontext.transcript.session import Session, TornTranscriptWarning
 
 SEED = {"role": "system", "content": "crash test"}
 
@@ -43,7 +43,7 @@ WRITER = (
     COMMON
     + r"""
 import sys
-from runcontext.session import Session
+from runcontext.transcript.session import Session
 
 session = Session.open(sys.argv[1])
 conversation = session.messages()
@@ -71,7 +71,7 @@ while True:
 
 CONCURRENT_WRITER = r"""
 import sys
-from runcontext.session import Session
+from runcontext.transcript.session import Session
 
 writer, count = int(sys.argv[2]), int(sys.argv[3])
 session = Session.open(sys.argv[1])

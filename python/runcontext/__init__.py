@@ -3,6 +3,12 @@
 A :class:`RunContext` is built fresh per run from strings you pass. It renders stable prose
 into a head message (index 0, cache-friendly) and volatile facts into a tail block after the
 conversation; every context has a canonical digest (RFC 8785 JSON hashed with BLAKE3).
+
+The top level holds what a program types; the rest lives in subpackages named for what they
+do: :mod:`runcontext.adapters` (request bodies per provider API), :mod:`runcontext.providers`
+(collecting context: the builder, the providers, redaction), :mod:`runcontext.transcript`
+(sessions, the run loop, their errors), :mod:`runcontext.cli` (the command line) and
+:mod:`runcontext.errors`. Every exception is listed once, in docs/ERRORS.md.
 """
 
 from __future__ import annotations
@@ -22,19 +28,7 @@ from runcontext._core import (
     digest_bytes,
 )
 from runcontext._splice import splice
-from runcontext.errors import (
-    CanonicalJSONError,
-    DuplicateKeyError,
-    InvalidNumberError,
-    InvalidStringError,
-    JSONSyntaxError,
-    NestingTooDeepError,
-    RunContextError,
-    RunContextTypeError,
-    RunContextValueError,
-    UnsupportedTypeError,
-)
-from runcontext.section import Section
+from runcontext.errors import CanonicalJSONError, RunContextError
 
 # The rest loads on first use (PEP 562): the builder pulls in asyncio, concurrent.futures and
 # subprocess, which tripled the import time of a program that only builds a RunContext. The
@@ -42,41 +36,38 @@ from runcontext.section import Section
 # from them so that a misspelt name is still an error.
 if TYPE_CHECKING:
     from runcontext import adapters
-    from runcontext.builder import ContextBuilder
     from runcontext.fingerprint import request_fingerprint
-    from runcontext.loop import Loop, RunOutcome
-    from runcontext.providers import (
-        ClockProvider,
-        Contribution,
-        CwdProvider,
-        Diagnostic,
-        GitProvider,
-        InstructionsProvider,
-        PlatformProvider,
-        Provider,
-        default_providers,
-    )
-    from runcontext.session import (
-        TRANSCRIPT_VERSION,
-        ConversationMismatchError,
-        Run,
-        SeedMismatchError,
-        Session,
-        TornTail,
-        TornTranscriptError,
-        TornTranscriptWarning,
-        TranscriptDigestError,
-        TranscriptError,
-        TranscriptFormatError,
-        TranscriptVersionError,
-    )
+    from runcontext.providers import default_providers
+    from runcontext.providers.builder import ContextBuilder
+    from runcontext.transcript import Loop, Session, TranscriptError
 
 # name -> the module that defines it ("adapters" is a module itself).
 _LAZY = {
     "adapters": "runcontext.adapters",
-    "ContextBuilder": "runcontext.builder",
+    "ContextBuilder": "runcontext.providers.builder",
+    "default_providers": "runcontext.providers",
     "request_fingerprint": "runcontext.fingerprint",
-    **dict.fromkeys(("Loop", "RunOutcome"), "runcontext.loop"),
+    "Loop": "runcontext.transcript",
+    "Session": "runcontext.transcript",
+    "TranscriptError": "runcontext.transcript",
+}
+
+# Names the top level exported before 0.2 -> where they live now; asking for one says so.
+_MOVED = {
+    "Section": "runcontext.section",
+    **dict.fromkeys(
+        (
+            "DuplicateKeyError",
+            "InvalidNumberError",
+            "InvalidStringError",
+            "JSONSyntaxError",
+            "NestingTooDeepError",
+            "RunContextTypeError",
+            "RunContextValueError",
+            "UnsupportedTypeError",
+        ),
+        "runcontext.errors",
+    ),
     **dict.fromkeys(
         (
             "ClockProvider",
@@ -87,7 +78,6 @@ _LAZY = {
             "InstructionsProvider",
             "PlatformProvider",
             "Provider",
-            "default_providers",
         ),
         "runcontext.providers",
     ),
@@ -96,17 +86,16 @@ _LAZY = {
             "TRANSCRIPT_VERSION",
             "ConversationMismatchError",
             "Run",
+            "RunOutcome",
             "SeedMismatchError",
-            "Session",
             "TornTail",
             "TornTranscriptError",
             "TornTranscriptWarning",
             "TranscriptDigestError",
-            "TranscriptError",
             "TranscriptFormatError",
             "TranscriptVersionError",
         ),
-        "runcontext.session",
+        "runcontext.transcript",
     ),
 }
 
@@ -115,7 +104,9 @@ if not TYPE_CHECKING:
     def __getattr__(name: str) -> Any:
         module_name = _LAZY.get(name)
         if module_name is None:
-            raise AttributeError(f"module 'runcontext' has no attribute {name!r}")
+            moved = _MOVED.get(name)
+            hint = f"; it moved to {moved}: from {moved} import {name}" if moved else ""
+            raise AttributeError(f"module 'runcontext' has no attribute {name!r}{hint}")
         module = importlib.import_module(module_name)
         value = module if name == "adapters" else getattr(module, name)
         globals()[name] = value  # later lookups skip __getattr__
@@ -129,41 +120,13 @@ def __dir__() -> list[str]:
 __all__ = [
     "FORMAT_VERSION",
     "MAX_DEPTH",
-    "TRANSCRIPT_VERSION",
     "CanonicalJSONError",
-    "ClockProvider",
     "ContextBuilder",
-    "Contribution",
-    "ConversationMismatchError",
-    "CwdProvider",
-    "Diagnostic",
-    "DuplicateKeyError",
-    "GitProvider",
-    "InstructionsProvider",
-    "InvalidNumberError",
-    "InvalidStringError",
-    "JSONSyntaxError",
     "Loop",
-    "NestingTooDeepError",
-    "PlatformProvider",
-    "Provider",
-    "Run",
     "RunContext",
     "RunContextError",
-    "RunContextTypeError",
-    "RunContextValueError",
-    "RunOutcome",
-    "Section",
-    "SeedMismatchError",
     "Session",
-    "TornTail",
-    "TornTranscriptError",
-    "TornTranscriptWarning",
-    "TranscriptDigestError",
     "TranscriptError",
-    "TranscriptFormatError",
-    "TranscriptVersionError",
-    "UnsupportedTypeError",
     "__version__",
     "adapters",
     "canonical_json",

@@ -27,7 +27,7 @@ def request_fingerprint(
 ) -> str:
     """``blake3:<hex>`` over the model, the context digest, the revision and the tools.
 
-    ``revision`` is :attr:`runcontext.builder.ContextBuilder.revision` (or any string naming
+    ``revision`` is :attr:`runcontext.ContextBuilder.revision` (or any string naming
     how the context was made). ``tools`` are the tool declarations as sent to the API, in
     order (the model sees them in order); they are canonicalised (RFC 8785), so key order
     and number spelling do not matter. Each tool may be any Mapping; values inside it must

@@ -15,8 +15,8 @@ import sys
 from typing import Any
 
 from runcontext._core import RunContext
-from runcontext.builder import ContextBuilder
 from runcontext.providers import Diagnostic, default_providers
+from runcontext.providers.builder import ContextBuilder
 from runcontext.providers.instructions import DEFAULT_MAX_BYTES, DEFAULT_NAMES
 
 EXAMPLE_MESSAGE = "What should I work on next in this repository?"

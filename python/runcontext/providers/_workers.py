@@ -7,7 +7,7 @@ one per build. Async providers run as tasks on the caller's loop in :func:`acoll
 and are cancelled at the deadline; in :func:`collect_all` each gets a private loop in a
 worker. Results come back in the providers' order, never completion order.
 
-Nothing here looks at what a provider returned: that is :mod:`runcontext._contributions`.
+Nothing here looks at what a provider returned: that is :mod:`runcontext.providers._contributions`.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ returns garbage or too much contributes nothing to that run, and a :class:`Diagn
 why. There is no retry: the next run simply asks again.
 
 How providers are run (worker threads, at most one collect in flight per provider, async
-providers on the caller's loop) is :mod:`runcontext._workers`; how what they returned is
-checked, bounded and redacted is :mod:`runcontext._contributions`. This module checks the
+providers on the caller's loop) is :mod:`runcontext.providers._workers`; how what they returned is
+checked, bounded and redacted is :mod:`runcontext.providers._contributions`. This module checks the
 providers at construction and assembles the checked contributions in the providers' order,
 never completion order, so the same environment gives the same digest however the threads
 were scheduled.
@@ -19,11 +19,11 @@ import math
 import time
 from collections.abc import Sequence
 
-from runcontext._contributions import check, redact_value
 from runcontext._core import RunContext, digest
-from runcontext._workers import FLIGHTS as _FLIGHTS  # noqa: F401  (tests reach it here)
-from runcontext._workers import DaemonPool as _DaemonPool  # noqa: F401  (tests reach it here)
-from runcontext._workers import Result, acollect_all, collect_all
+from runcontext.providers._contributions import check, redact_value
+from runcontext.providers._workers import FLIGHTS as _FLIGHTS  # noqa: F401  (tests reach it here)
+from runcontext.providers._workers import DaemonPool as _DaemonPool  # noqa: F401  (tests reach it here)
+from runcontext.providers._workers import Result, acollect_all, collect_all
 from runcontext.providers.base import Diagnostic, Pairs, Provider
 from runcontext.providers.redact import REVISION as REDACTION_REVISION
 

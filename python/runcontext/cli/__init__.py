@@ -11,11 +11,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from runcontext import __version__, _cli_canon, _cli_log, _cli_show, _cli_vectors
+from runcontext import __version__
+from runcontext.cli import canon, log, show, vectors
 
 __all__ = ["main"]
 
-_COMMANDS = (_cli_show, _cli_log, _cli_canon, _cli_vectors)
+_COMMANDS = (show, log, canon, vectors)
 
 
 class UsageError(Exception):

@@ -36,7 +36,8 @@ from typing import Any, NamedTuple
 
 from runcontext._core import RunContext, digest, digest_bytes
 from runcontext._splice import check_messages
-from runcontext._transcript_records import (
+from runcontext.errors import RunContextError
+from runcontext.transcript._records import (
     TRANSCRIPT_VERSION,
     Clock,
     Envelope,
@@ -58,8 +59,7 @@ from runcontext._transcript_records import (
     timestamp,
     utc_now,
 )
-from runcontext.errors import RunContextError
-from runcontext.transcript_errors import (
+from runcontext.transcript.errors import (
     ConversationMismatchError,
     SeedMismatchError,
     TornTranscriptError,

@@ -1,37 +1,16 @@
-"""Request bodies for the official SDKs: where the head and the tail go for each provider.
-
-Every adapter keeps the caller's conversation as it is: the messages in the result are the
-caller's objects, in the caller's order, and the caller's lists and dicts are never mutated. The
-only message that is ever rebuilt is the one Anthropic's ``cache_control`` marker goes on, and
-that is a new dict. The reasons behind each placement are in ``docs/PLACEMENT.md``.
-"""
+"""Anthropic Messages: the head in ``system``, the tail last, ``cache_control`` placed so the
+cached prefix covers the head and the conversation (docs/PLACEMENT.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 from runcontext._core import MAX_DEPTH, RunContext
-from runcontext._splice import check_context, check_messages, splice
+from runcontext._splice import check_messages
+from runcontext.adapters._common import bad_role, check_choice, context_texts
 
-__all__ = [
-    "ANTHROPIC_MAX_BREAKPOINTS",
-    "anthropic_messages",
-    "openai_chat",
-    "openai_responses",
-]
-
-# Roles Chat Completions accepts in `messages` ("function" is deprecated but still accepted).
-OPENAI_CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
-# The head and the tail are instructions: `system`, or `developer` for the models that want it.
-OPENAI_CONTEXT_ROLES = ("system", "developer")
-
-# Roles of message items in a Responses `input`; other items (function_call, reasoning, ...)
-# carry a `type` instead of a `role` and pass through untouched.
-OPENAI_RESPONSES_ROLES = frozenset({"user", "assistant", "system", "developer"})
-# The head goes in `instructions`; the tail is a `developer` message, the role the Responses API
-# gives instructions that sit inside `input`.
-OPENAI_RESPONSES_TAIL_ROLE = "developer"
+__all__ = ["ANTHROPIC_MAX_BREAKPOINTS", "anthropic_messages"]
 
 # Roles the Messages API accepts inside `messages` ("system" only on the models that allow it).
 ANTHROPIC_ROLES = frozenset({"user", "assistant", "system"})
@@ -45,55 +24,6 @@ _UNMARKABLE_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 # Keys of a block whose value is free-form JSON (the tool arguments of `tool_use` and
 # `server_tool_use`): a "cache_control" key in there is data, not a breakpoint.
 _FREE_FORM_KEYS = frozenset({"input"})
-
-
-def openai_chat(
-    messages: Sequence[Mapping[str, Any]],
-    context: RunContext | None,
-    *,
-    role: str = "system",
-) -> list[Any]:
-    """Return the ``messages`` list for Chat Completions: ``[head, *messages, tail]``.
-
-    The head and the tail are ``role`` messages (``"system"``, or ``"developer"`` for the models
-    that want it). The head at index 0 and the conversation after it are the same bytes every
-    turn, so OpenAI's automatic prefix cache keeps hitting; only the tail changes.
-    """
-    _check_choice("role", role, OPENAI_CONTEXT_ROLES)
-    request = splice(messages, context)  # checks the messages' shape and the context
-    _check_roles(messages, OPENAI_CHAT_ROLES, "messages", "OpenAI Chat")
-    if role != "system" and context is not None:  # splice's head and tail, under `role`
-        if context.head_text is not None:
-            request[0] = {"role": role, "content": context.head_text}
-        if context.tail_text is not None:
-            request[-1] = {"role": role, "content": context.tail_text}
-    return request
-
-
-def openai_responses(
-    input: str | Sequence[Mapping[str, Any]],  # the Responses API calls it `input`
-    context: RunContext | None,
-) -> dict[str, Any]:
-    """Return ``{"instructions": head, "input": [*input, tail]}`` for the Responses API.
-
-    The head becomes ``instructions`` (no key when there is no head) and the tail a ``developer``
-    message after the last input item. A string ``input`` is the API's shorthand for one
-    ``user`` message and becomes that message. Keep the request stateless (pass the whole
-    conversation as ``input``): with ``previous_response_id`` or ``conversation`` the server
-    would store each turn's tail in the history.
-    """
-    items: Sequence[Mapping[str, Any]]
-    if isinstance(input, str):
-        items = [{"role": "user", "content": input}]
-    else:
-        items = _check_input_items(input)
-    head, tail = _texts(context)
-    body: dict[str, Any] = {} if head is None else {"instructions": head}
-    request: list[Any] = list(items)
-    if tail is not None:
-        request.append({"role": OPENAI_RESPONSES_TAIL_ROLE, "content": tail})
-    body["input"] = request
-    return body
 
 
 def anthropic_messages(
@@ -123,7 +53,7 @@ def anthropic_messages(
     text) is passed over for the block before it. The caller's breakpoints are never moved or
     removed.
     """
-    _check_choice("tail_role", tail_role, ANTHROPIC_TAIL_ROLES)
+    check_choice("tail_role", tail_role, ANTHROPIC_TAIL_ROLES)
     if type(reserved_breakpoints) is not int:
         raise TypeError(
             f"reserved_breakpoints: expected an int, got {type(reserved_breakpoints).__name__}"
@@ -141,7 +71,7 @@ def anthropic_messages(
             f"{in_messages} in messages, {reserved_breakpoints} reserved); the Messages API "
             f"accepts at most {ANTHROPIC_MAX_BREAKPOINTS}: remove some"
         )
-    head, tail = _texts(context)
+    head, tail = context_texts(context)
 
     # A final assistant message is a prefill the model continues: the tail goes before it.
     at = len(messages)
@@ -186,73 +116,13 @@ def anthropic_messages(
     return body
 
 
-def _check_choice(argument: str, value: object, choices: tuple[str, ...]) -> None:
-    if not isinstance(value, str):
-        raise TypeError(f"{argument}: expected a string, got {type(value).__name__}")
-    if value not in choices:
-        expected = " or ".join(repr(choice) for choice in choices)
-        raise ValueError(f"{argument}: expected {expected}, got {value!r}")
-
-
-def _texts(context: RunContext | None) -> tuple[str | None, str | None]:
-    context = check_context(context)
-    if context is None:
-        return None, None
-    return context.head_text, context.tail_text
-
-
-def _check_roles(
-    messages: Sequence[Mapping[str, Any]], roles: frozenset[str], argument: str, api: str
-) -> None:
-    try:  # one C-level pass in the common case; the slow scan only finds what to report
-        if {message["role"] for message in messages} <= roles:
-            return
-    except TypeError:  # an unhashable role: the scan below names it
-        pass
-    for index, message in enumerate(messages):
-        role = message["role"]
-        if not isinstance(role, str) or role not in roles:
-            _bad_role(role, roles, f"{argument}[{index}]", api)
-
-
-def _bad_role(role: object, roles: frozenset[str], where: str, api: str) -> NoReturn:
-    if not isinstance(role, str):
-        raise TypeError(f"{where}.role: expected a string, got {type(role).__name__}")
-    raise ValueError(
-        f"{where}.role: {api} does not accept the role {role!r}; "
-        f"expected one of {', '.join(sorted(roles))}"
-    )
-
-
-def _check_input_items(items: object) -> Sequence[Mapping[str, Any]]:
-    if isinstance(items, bytes | bytearray) or not isinstance(items, Sequence):
-        raise TypeError(
-            f"input: expected a string or a sequence of input items, got {type(items).__name__}"
-        )
-    for index, item in enumerate(items):
-        if type(item) is not dict and not isinstance(item, Mapping):
-            raise TypeError(
-                f"input[{index}]: expected an input item mapping, got {type(item).__name__}"
-            )
-        if "role" in item:
-            role = item["role"]
-            if not isinstance(role, str) or role not in OPENAI_RESPONSES_ROLES:
-                _bad_role(role, OPENAI_RESPONSES_ROLES, f"input[{index}]", "OpenAI Responses")
-        elif "type" not in item:
-            raise TypeError(
-                f"input[{index}]: an input item needs a 'role' (a message) "
-                f"or a 'type' (such as 'function_call_output')"
-            )
-    return items
-
-
 def _check_anthropic_messages(messages: Sequence[Mapping[str, Any]]) -> int:
     """Check roles and content shapes; return the caller's ``cache_control`` breakpoints."""
     count = 0
     for index, message in enumerate(messages):
         role = message["role"]
         if not isinstance(role, str) or role not in ANTHROPIC_ROLES:
-            _bad_role(role, ANTHROPIC_ROLES, f"messages[{index}]", "Anthropic Messages")
+            bad_role(role, ANTHROPIC_ROLES, f"messages[{index}]", "Anthropic Messages")
         if "content" not in message:
             raise TypeError(f"messages[{index}]: the message has no 'content' key")
         content = message["content"]

@@ -1,5 +1,5 @@
 """The errors and the warning a transcript raises: each names the file and, where one line is
-to blame, its 1-based line number (see :mod:`runcontext.session`)."""
+to blame, its 1-based line number (see :mod:`runcontext.transcript.session`)."""
 
 from __future__ import annotations
 

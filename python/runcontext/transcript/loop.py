@@ -20,7 +20,7 @@ from typing import Any
 
 from runcontext._core import RunContext
 from runcontext._splice import check_messages, splice
-from runcontext.session import Run, Session
+from runcontext.transcript.session import Run, Session
 
 __all__ = ["Adapter", "Backend", "Counter", "Loop", "RunOutcome"]
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from runcontext._core import RunContext
-from runcontext._workers import Result, StillRunning
+from runcontext.providers._workers import Result, StillRunning
 from runcontext.providers.base import Contribution, Diagnostic
 from runcontext.providers.redact import redact as redact_text
 

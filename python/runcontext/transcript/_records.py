@@ -2,9 +2,9 @@
 
 The functions are stateless: what a line is checked against (the next message index, the
 section bodies read so far, …) is passed in, and a line that is not a valid record raises a
-:class:`~runcontext.transcript_errors.TranscriptError` naming the file and the line. The
-session (:mod:`runcontext.session`) keeps the state, the locks and the writes. The format is
-specified in ``docs/TRANSCRIPT.md``.
+:class:`~runcontext.transcript.errors.TranscriptError` naming the file and the line. The
+session (:mod:`runcontext.transcript.session`) keeps the state, the locks and the writes. The
+format is specified in ``docs/TRANSCRIPT.md``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from runcontext._core import (
     digest_bytes,
 )
 from runcontext.errors import CanonicalJSONError, InvalidStringError, JSONSyntaxError
-from runcontext.transcript_errors import (
+from runcontext.transcript.errors import (
     TranscriptDigestError,
     TranscriptFormatError,
     TranscriptVersionError,

@@ -9,7 +9,7 @@ import warnings
 from typing import Any
 
 from runcontext._core import RunContext
-from runcontext.session import Run, Session, TornTranscriptWarning
+from runcontext.transcript.session import Run, Session, TornTranscriptWarning
 
 
 def register(subparsers: Any) -> None:

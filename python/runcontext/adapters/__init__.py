@@ -1,0 +1,17 @@
+"""Request bodies for the official SDKs: where the head and the tail go for each provider.
+
+Every adapter keeps the caller's conversation as it is: the messages in the result are the
+caller's objects, in the caller's order, and the caller's lists and dicts are never mutated. The
+only message that is ever rebuilt is the one Anthropic's ``cache_control`` marker goes on, and
+that is a new dict. The reasons behind each placement are in ``docs/PLACEMENT.md``.
+"""
+
+from runcontext.adapters.anthropic import ANTHROPIC_MAX_BREAKPOINTS, anthropic_messages
+from runcontext.adapters.openai import openai_chat, openai_responses
+
+__all__ = [
+    "ANTHROPIC_MAX_BREAKPOINTS",
+    "anthropic_messages",
+    "openai_chat",
+    "openai_responses",
+]

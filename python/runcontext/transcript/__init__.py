@@ -1,0 +1,38 @@
+"""Transcripts: what each run was told, recorded beside the conversation, and the run loop.
+
+:class:`Session` is an append-only transcript (a JSONL file; docs/TRANSCRIPT.md is the format);
+:class:`Loop` splices each run's context into the request, calls your backend and records the
+run. The errors are listed, with the rest of the package's, in docs/ERRORS.md.
+"""
+
+from __future__ import annotations
+
+from runcontext.transcript.errors import (
+    ConversationMismatchError,
+    SeedMismatchError,
+    TornTranscriptError,
+    TornTranscriptWarning,
+    TranscriptDigestError,
+    TranscriptError,
+    TranscriptFormatError,
+    TranscriptVersionError,
+)
+from runcontext.transcript.loop import Loop, RunOutcome
+from runcontext.transcript.session import TRANSCRIPT_VERSION, Run, Session, TornTail
+
+__all__ = [
+    "TRANSCRIPT_VERSION",
+    "ConversationMismatchError",
+    "Loop",
+    "Run",
+    "RunOutcome",
+    "SeedMismatchError",
+    "Session",
+    "TornTail",
+    "TornTranscriptError",
+    "TornTranscriptWarning",
+    "TranscriptDigestError",
+    "TranscriptError",
+    "TranscriptFormatError",
+    "TranscriptVersionError",
+]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from runcontext import RunContext
-from runcontext.providers import Diagnostic, GitProvider, default_providers
+from runcontext.providers import Diagnostic, GitProvider, InstructionsProvider, default_providers
 from runcontext.providers.builder import ContextBuilder
 from runcontext.providers.git import PACKED_REFS_BUDGET
 
@@ -254,6 +254,14 @@ def test_a_deep_directory_chain(tmp_path: Path) -> None:
         assert {kind for _, kind in kinds(diagnostics)} <= {"truncated", "timeout"}
         if ("git", "timeout") not in kinds(diagnostics):
             assert dict(context.facts)["git branch"] == "main"
+        # Without the deadline's pressure: the walk down by descriptor finds the repository,
+        # and the nearest files get the budget (the root and most levels are left out).
+        assert git_head(Path(directory)) == ({"git branch": "main"}, [])
+        provider = InstructionsProvider(directory)
+        contribution = provider.collect(time.monotonic() + 10)
+        nearest = os.path.relpath(directory, base).replace(os.sep, "/") + "/AGENTS.md"
+        assert contribution.head[-1][0] == f"instructions:{nearest}"
+        assert "were not searched: at most 64 directories" in contribution.diagnostics[0][1]
     finally:
         while directory != str(base):  # shutil.rmtree recurses once per level
             os.unlink(os.path.join(directory, "AGENTS.md"))

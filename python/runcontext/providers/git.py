@@ -139,54 +139,107 @@ def find_repository(
     Returns ``None`` outside any repository (or above ``GIT_CEILING_DIRECTORIES``); raises
     :class:`GitReadError` for a ``.git`` that exists but is not a repository (a ``.git``
     file with no ``gitdir:`` line, one pointing at a directory without ``HEAD``), is owned
-    by another user, or when ``deadline`` passes during the walk (a directory 2 000 levels
-    deep costs 2 000 ``stat`` calls of paths up to 4 KiB long).
+    by another user, or when ``deadline`` passes during a walk deeper than any real tree.
     """
-    directory = Path(os.path.abspath(start))
-    ceiling = _ceiling_depth(directory)
-    # Strings, not Path objects: a Path per level of a deep chain costs O(depth) each.
-    candidate = top = str(directory)
-    depth = len(directory.parts)
+    directory = os.path.abspath(start)
+    ceiling = _ceiling_depth(Path(directory))
+    found = _nearest_dot_git(directory, ceiling, deadline)
+    if found is None:
+        return None
+    candidate, info = found
+    dot_git = Path(candidate, ".git")
+    if isinstance(info, OSError):
+        raise GitReadError(f"cannot read {dot_git}: {info.strerror or info}") from info
+    _owned_by_another_user(dot_git, info)
+    if stat.S_ISDIR(info.st_mode):
+        git_dir = dot_git
+    elif stat.S_ISREG(info.st_mode):
+        git_dir = _follow_gitdir_file(dot_git)
+        with contextlib.suppress(OSError):  # no such directory: the HEAD check says so
+            _owned_by_another_user(git_dir, git_dir.stat())
+    else:
+        raise GitReadError(f"{dot_git} is neither a directory nor a file")
+    if not os.path.lexists(git_dir / "HEAD"):  # a link to an unborn branch dangles
+        raise GitReadError(f"{git_dir} has no HEAD file; it is not a git directory")
+    common_dir = git_dir
+    common = _read_small(git_dir / "commondir")
+    if common is not None:
+        # realpath, not normpath: `..` after a symbolic link leads out of its target,
+        # not back to where the link is.
+        common_dir = Path(os.path.realpath(git_dir / os.fsdecode(common.strip())))
+    return Repository(root=Path(candidate), git_dir=git_dir, common_dir=common_dir)
+
+
+_DIRECTORY_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_DEEP = 32  # levels after which the walks check the deadline: no real tree is this deep
+
+
+def _nearest_dot_git(
+    directory: str, ceiling: int, deadline: float | None
+) -> tuple[str, os.stat_result | OSError] | None:
+    """The deepest of ``directory`` and its ancestors (lexically) that has a ``.git`` entry.
+
+    That is where git's walk up stops, with what ``stat`` said of the entry (or the error
+    it raised). Ancestors with ``ceiling`` path parts or fewer are not looked at (the start
+    directory always is). Walked *down* from ``/``, one ``openat`` per level, because a
+    ``stat`` of a path costs one lookup per component: 2 000 levels walked up by path cost
+    2 000 x 2 000 lookups (0.4 s), walked down by descriptor 2 x 2 000.
+    """
+    parts = Path(directory).parts
+    if os.open not in os.supports_dir_fd or os.stat not in os.supports_dir_fd:
+        return _nearest_by_path(directory, ceiling, deadline)
+    found: tuple[str, os.stat_result | OSError] | None = None
+    try:
+        fd = os.open(parts[0], _DIRECTORY_FLAGS)
+    except OSError:
+        return _nearest_by_path(directory, ceiling, deadline)
+    try:
+        for depth in range(1, len(parts) + 1):
+            if depth > 1:
+                if depth % _DEEP == 0 and deadline is not None and time.monotonic() > deadline:
+                    raise GitReadError(
+                        f"stopped looking for .git at the deadline, {depth} levels down"
+                    )
+                try:
+                    child = os.open(parts[depth - 1], _DIRECTORY_FLAGS, dir_fd=fd)
+                except OSError:  # cannot descend (gone, not searchable): walk the paths
+                    return _nearest_by_path(directory, ceiling, deadline)
+                os.close(fd)
+                fd = child
+            if depth <= ceiling and depth != len(parts):
+                continue
+            try:
+                info: os.stat_result | OSError = os.stat(".git", dir_fd=fd)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except OSError as error:
+                info = error
+            found = os.path.join(*parts[:depth]), info
+    finally:
+        os.close(fd)
+    return found
+
+
+def _nearest_by_path(
+    directory: str, ceiling: int, deadline: float | None
+) -> tuple[str, os.stat_result | OSError] | None:
+    """:func:`_nearest_dot_git` by walking up with paths (no ``dir_fd`` here)."""
+    candidate = directory
+    depth = total = len(Path(directory).parts)
     while True:
-        if candidate != top and depth <= ceiling:
+        if candidate != directory and depth <= ceiling:
             return None
-        # Checked past the depth of any real tree only: a short walk always finishes.
-        if (
-            deadline is not None
-            and len(directory.parts) - depth > 32
-            and time.monotonic() > deadline
-        ):
+        if total - depth > _DEEP and deadline is not None and time.monotonic() > deadline:
             raise GitReadError(f"stopped looking for .git at the deadline, at {candidate}")
         try:
-            info = os.stat(os.path.join(candidate, ".git"))
+            return candidate, os.stat(os.path.join(candidate, ".git"))
         except (FileNotFoundError, NotADirectoryError):
             parent = os.path.dirname(candidate)
             if parent == candidate:
                 return None  # the top of the file system
             candidate, depth = parent, depth - 1
-            continue
         except OSError as error:
-            where = os.path.join(candidate, ".git")
-            raise GitReadError(f"cannot read {where}: {error.strerror or error}") from error
-        dot_git = Path(candidate, ".git")
-        _owned_by_another_user(dot_git, info)
-        if stat.S_ISDIR(info.st_mode):
-            git_dir = dot_git
-        elif stat.S_ISREG(info.st_mode):
-            git_dir = _follow_gitdir_file(dot_git)
-            with contextlib.suppress(OSError):  # no such directory: the HEAD check says so
-                _owned_by_another_user(git_dir, git_dir.stat())
-        else:
-            raise GitReadError(f"{dot_git} is neither a directory nor a file")
-        if not os.path.lexists(git_dir / "HEAD"):  # a link to an unborn branch dangles
-            raise GitReadError(f"{git_dir} has no HEAD file; it is not a git directory")
-        common_dir = git_dir
-        common = _read_small(git_dir / "commondir")
-        if common is not None:
-            # realpath, not normpath: `..` after a symbolic link leads out of its target,
-            # not back to where the link is.
-            common_dir = Path(os.path.realpath(git_dir / os.fsdecode(common.strip())))
-        return Repository(root=Path(candidate), git_dir=git_dir, common_dir=common_dir)
+            return candidate, error
 
 
 def _follow_gitdir_file(dot_git: Path) -> Path:

@@ -20,7 +20,6 @@ import os
 import time
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
 from runcontext._core import RunContext
 from runcontext.errors import RunContextError
@@ -181,19 +180,22 @@ class InstructionsProvider:
         return 2 * self._max_bytes
 
     def _directories(
-        self, start: Path, deadline: float
-    ) -> tuple[Path | None, list[Path], list[str]]:
-        """The repository root (or ``None``), the directories to search, root first, and notes.
+        self, start: str, deadline: float
+    ) -> tuple[str | None, list[tuple[str, str]], list[str]]:
+        """The repository root (or ``None``), the directories to search and notes.
 
-        At most :data:`MAX_DIRECTORIES`: the root and the ones nearest ``start``.
+        Directories are ``(path, path from the root)`` pairs, root first, at most
+        :data:`MAX_DIRECTORIES`: the root and the ones nearest ``start``. Strings, not
+        ``Path`` objects: a ``Path`` of a chain 2 000 levels deep costs milliseconds each.
         """
         try:
             repo = find_repository(start, deadline)
         except GitReadError:
             repo = None  # the git provider reports it; here, search the directory alone
         if repo is None:
-            return None, [start], []
-        relative = start.relative_to(repo.root).parts
+            return None, [(start, "")], []
+        root = str(repo.root)
+        relative = os.path.relpath(start, root).split(os.sep) if start != root else []
         depths = range(len(relative) + 1)
         notes: list[str] = []
         if len(depths) > MAX_DIRECTORIES:
@@ -201,18 +203,25 @@ class InstructionsProvider:
             depths = range(len(depths) - MAX_DIRECTORIES + 1, len(depths))
             notes.append(
                 f"{skipped} directories between the repository root and "
-                f"{Path(*relative[: depths[0]]).as_posix()}/ were not searched: at most "
+                f"{'/'.join(relative[: depths[0]])}/ were not searched: at most "
                 f"{MAX_DIRECTORIES} directories are (the root and the nearest ones)"
             )
-            chosen = [repo.root, *(repo.root.joinpath(*relative[:depth]) for depth in depths)]
+            chosen = [0, *depths]
         else:
-            chosen = [repo.root.joinpath(*relative[:depth]) for depth in depths]
-        return repo.root, chosen, notes
+            chosen = list(depths)
+        return (
+            root,
+            [
+                (os.path.join(root, *relative[:depth]), "/".join(relative[:depth]))
+                for depth in chosen
+            ],
+            notes,
+        )
 
     def collect(self, deadline: float) -> Contribution:
-        start = Path(os.path.abspath(self._path if self._path is not None else os.getcwd()))
+        start = os.path.abspath(self._path if self._path is not None else os.getcwd())
         root, directories, notes = self._directories(start, deadline)
-        boundary = _real_directory(str(root if root is not None else start))
+        boundary = _real_directory(root if root is not None else start)
         outside = "the repository" if root is not None else "the directory"
         # (root-first position, kind, message), sorted at the end: files are read most
         # specific first, diagnostics read root first like the sections.
@@ -222,20 +231,20 @@ class InstructionsProvider:
         remaining = self._max_bytes
         left_out: list[tuple[int, str]] = []
         candidates = [
-            (depth, directory / file_name, directory)
-            for depth, directory in enumerate(directories)
+            (depth, os.path.join(directory, file_name), relative, f"{relative}/{file_name}")
+            for depth, (directory, relative) in enumerate(directories)
             for file_name in self._names
         ]
         # Most specific directory first; names in their order within a directory.
         order = sorted(range(len(candidates)), key=lambda i: (-candidates[i][0], i))
         for count, index in enumerate(order):
-            _, path, directory = candidates[index]
-            shown = path.relative_to(root).as_posix() if root is not None else path.name
+            _, path, relative, shown = candidates[index]
+            shown = shown.lstrip("/")
             if count and time.monotonic() > deadline:
                 message = f"stopped at the deadline before {shown}; it and those above are left out"
                 noted.append((index, "truncated", message))
                 break
-            header = self._header(shown, directory, root)
+            header = self._header(shown, relative, root is None)
             smallest = len(header.encode()) + len(_marker(0, 0, shown, self._max_bytes)) + 2
             if remaining < smallest:
                 if os.path.isfile(path):
@@ -285,19 +294,19 @@ class InstructionsProvider:
         )
 
     @staticmethod
-    def _header(shown: str, directory: Path, root: Path | None) -> str:
+    def _header(shown: str, relative: str, no_repository: bool) -> str:
         scope = (
             "the working directory"
-            if root is None
+            if no_repository
+            else f"{relative}/ and below"
+            if relative
             else "the whole repository"
-            if directory == root
-            else f"{directory.relative_to(root).as_posix()}/ and below"
         )
         return f"Instructions from {shown} (they apply to {scope}):\n\n"
 
     @staticmethod
     def _read(
-        path: Path, limit: int, deadline: float, boundary: str, seen: set[tuple[int, int]]
+        path: str, limit: int, deadline: float, boundary: str, seen: set[tuple[int, int]]
     ) -> tuple[bytes, int] | None:
         """Up to ``limit`` bytes of ``path`` and its size; ``None`` if absent or read already."""
         opened = open_regular(path)
@@ -305,12 +314,12 @@ class InstructionsProvider:
             return None
         fd, info = opened
         try:
-            if not _inside(_real_path(fd, str(path)), boundary):
+            if not _inside(_real_path(fd, path), boundary):
                 raise OSError("a link to a file outside the boundary; not read")
             if (info.st_dev, info.st_ino) in seen:
                 return None  # CLAUDE.md -> AGENTS.md: one file, read once
             seen.add((info.st_dev, info.st_ino))
-            data = b"".join(chunks(fd, limit, deadline, path.name))
+            data = b"".join(chunks(fd, limit, deadline, os.path.basename(path)))
         finally:
             os.close(fd)
         return data, max(info.st_size, len(data))

@@ -497,7 +497,7 @@ class GitProvider:
         self._dirty = dirty
         self._dirty_timeout = dirty_timeout
         self._abbrev = abbrev
-        self.revision = f"git/2+abbrev{abbrev}" + ("+dirty" if dirty else "")
+        self.revision = f"git/3+abbrev{abbrev}" + ("+dirty" if dirty else "")
 
     def collect(self, deadline: float) -> Contribution:
         try:

@@ -166,7 +166,7 @@ class InstructionsProvider:
         self._path = None if path is None else os.fspath(path)
         self._names = tuple(names)
         self._max_bytes = max_bytes
-        self.revision = f"instructions/2+{'+'.join(self._names)}+{max_bytes}"
+        self.revision = f"instructions/3+{'+'.join(self._names)}+{max_bytes}"
 
     @property
     def max_output_bytes(self) -> int:

@@ -7,8 +7,12 @@ its 20 characters, no longer recognisable as a key, for the model to read.
 
 from __future__ import annotations
 
+import tempfile
 import time
 from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runcontext.providers import InstructionsProvider
 from runcontext.providers.builder import ContextBuilder
@@ -126,3 +130,26 @@ def test_at_most_64_directories_are_searched_the_root_and_the_nearest(tmp_path: 
     assert head[-1][0] == "instructions:" + "d/" * (MAX_DIRECTORIES + 10) + "AGENTS.md"
     [(kind, message)] = diagnostics
     assert kind == "truncated" and message.startswith("11 directories between the repository")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(min_value=0, max_value=3000), min_size=1, max_size=4),
+    budget=st.integers(min_value=256, max_value=6000),
+)
+def test_the_budget_holds_and_the_nearest_file_wins(sizes: list[int], budget: int) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        repo = make_repo(Path(scratch) / "repo")
+        directory = repo
+        for level, size in enumerate(sizes):
+            if level:
+                directory = directory / f"l{level}"
+                directory.mkdir()
+            (directory / "AGENTS.md").write_text("€" * (size // 3) + "x" * (size % 3))
+        head, _ = collect(directory, max_bytes=budget)
+        assert sum(len(text.encode()) for _, text in head) <= budget
+        nearest = (directory / "AGENTS.md").read_text()
+        shown = (directory / "AGENTS.md").relative_to(repo).as_posix()
+        header = 2 * len(shown) + 49  # "Instructions from X (they apply to Y/ and below):"
+        if nearest and header + 80 + len(nearest.encode()) <= budget:
+            assert head[-1][1].endswith(nearest)  # whole, however big the files above it

@@ -98,12 +98,12 @@ def check(outcome: tuple[bool, object], bound: int, redact: bool, deadline: floa
     timeout the build has already reported.
     """
     try:
-        return _inspect(outcome, bound, redact, deadline)
+        return _check(outcome, bound, redact, deadline)
     except BaseException as error:  # a bug here must not kill the worker or the build
         return Checked(bound, ("invalid", _message(f"contribution refused: {describe(error)}")))
 
 
-def _inspect(outcome: tuple[bool, object], bound: int, redact: bool, deadline: float) -> Checked:
+def _check(outcome: tuple[bool, object], bound: int, redact: bool, deadline: float) -> Checked:
     ok, value = outcome
     if not ok:
         return Checked(bound, ("error", _message(describe(value), redact)))

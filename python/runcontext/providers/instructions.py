@@ -260,6 +260,12 @@ class InstructionsProvider:
             if read is None:
                 continue
             data, size = read
+            if (
+                remaining
+                < len(header.encode()) + len(_marker(size, size, shown, self._max_bytes)) + 2
+            ):
+                left_out.append((index, shown))  # its real size's marker does not fit
+                continue
             try:
                 RunContext(head_sections=[(f"instructions:{shown}", "-")])
             except RunContextError as error:  # the core says what a section name may hold

@@ -20,7 +20,12 @@ import pytest
 from runcontext import RunContext
 from runcontext.providers import Diagnostic, GitProvider, InstructionsProvider, default_providers
 from runcontext.providers.builder import ContextBuilder
-from runcontext.providers.git import PACKED_REFS_BUDGET
+from runcontext.providers.git import (
+    PACKED_REFS_BUDGET,
+    _nearest_by_path,
+    _nearest_dot_git,
+    find_repository,
+)
 
 DEADLINE = 0.2
 BOUND = 2.0
@@ -267,3 +272,34 @@ def test_a_deep_directory_chain(tmp_path: Path) -> None:
             os.unlink(os.path.join(directory, "AGENTS.md"))
             os.rmdir(directory)
             directory = os.path.dirname(directory)
+
+
+def test_the_walk_down_finds_what_the_walk_up_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Past 32 levels the .git search walks down by descriptor; it must agree with git's
+    # walk up: the nearest .git wins, and GIT_CEILING_DIRECTORIES stops the search.
+    levels = [tmp_path]
+    for index in range(45):
+        levels.append(levels[-1] / f"l{index}")
+    levels[-1].mkdir(parents=True)
+    for level in (0, 10, 35):
+        repo(levels[level])
+    start = str(levels[-1])
+    for expected in (35, 10, 0):
+        assert _nearest_dot_git(start, 0, None) == _nearest_by_path(start, 0, None)
+        found = find_repository(start)
+        assert found is not None and found.root == levels[expected]
+        (levels[expected] / ".git" / "HEAD").unlink()
+        (levels[expected] / ".git" / "refs" / "heads").rmdir()
+        (levels[expected] / ".git" / "refs").rmdir()
+        (levels[expected] / ".git").rmdir()
+    assert find_repository(start) is None
+    repo(levels[0])
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(levels[5]))
+    assert find_repository(start) is None  # the .git above the ceiling is not looked at
+    repo(levels[5])  # the ceiling itself is not searched either, as with git
+    assert find_repository(start) is None
+    monkeypatch.delenv("GIT_CEILING_DIRECTORIES")
+    found = find_repository(start)
+    assert found is not None and found.root == levels[5]

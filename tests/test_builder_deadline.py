@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from runcontext.providers import Contribution, Diagnostic
-from runcontext.providers.builder import ContextBuilder
+from runcontext.providers.builder import _FLIGHTS, ContextBuilder
 
 DEADLINE = 0.2
 BOUND = 10 * DEADLINE  # generous: the old code took 5 s or more on every case here
@@ -207,7 +207,7 @@ INTERRUPTED = textwrap.dedent(
     """
     import os, signal, threading, time
     from runcontext.providers import Contribution, Diagnostic
-    from runcontext.providers.builder import ContextBuilder
+    from runcontext.providers.builder import _FLIGHTS, ContextBuilder
 
     class CtrlC:
         name, revision = "ctrl-c", "ctrl-c/1"
@@ -234,3 +234,47 @@ def test_a_real_ctrl_c_still_interrupts_build() -> None:
         [sys.executable, "-c", INTERRUPTED], capture_output=True, text=True, timeout=60
     )
     assert result.stdout.strip() == "interrupted after 0", result.stderr
+
+
+def test_a_build_that_joins_a_collect_gets_its_own_redaction_and_bound() -> None:
+    # Two builders share a provider object; the one that joins the collect in flight asked
+    # for redaction and a smaller bound, the one that started it for neither.
+    token = "ghp_" + "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0zCabcd"
+    started, release = threading.Event(), threading.Event()
+
+    class Gate:
+        name = "gate"
+        revision = "gate/1"
+
+        def collect(self, deadline: float) -> Contribution:
+            started.set()
+            assert release.wait(timeout=10)
+            return Contribution(facts=[("remote", f"uses {token}")])
+
+    gate = Gate()
+    plain = ContextBuilder([gate], deadline=30, redact=False)
+    careful = ContextBuilder([gate], deadline=30)
+    small = ContextBuilder([gate], deadline=30, max_bytes=20)
+    results: dict[str, Any] = {}
+    threads = [
+        threading.Thread(target=lambda b=b, k=k: results.__setitem__(k, b.build()))
+        for k, b in (("plain", plain), ("careful", careful), ("small", small))
+    ]
+    try:
+        threads[0].start()
+        assert started.wait(timeout=10)
+        threads[1].start()
+        threads[2].start()
+        limit = time.monotonic() + 10
+        while len(_FLIGHTS._running[id(gate)].waiters) < 3 and time.monotonic() < limit:
+            pass  # until both other builds have joined the collect in flight
+    finally:
+        release.set()
+        for thread in threads:
+            thread.join(timeout=10)
+    assert dict(results["plain"][0].facts) == {"remote": f"uses {token}"}
+    assert results["plain"][1] == ()
+    assert dict(results["careful"][0].facts) == {"remote": "uses [redacted]"}
+    assert [d.kind for d in results["careful"][1]] == ["redacted"]
+    assert results["small"][0].facts == ()
+    assert [d.kind for d in results["small"][1]] == ["too-large"]

@@ -43,6 +43,7 @@ fuzz:  ## run each cargo-fuzz target for FUZZ_SECONDS (needs `cargo install carg
 vectors:  ## regenerate the conformance vectors (needs node for the numbers)
 	node docs/vectors/gen_es_numbers.js
 	$(PYTHON) tests/gen_runcontext_vectors.py
+	$(PYTHON) tests/gen_transcript_vectors.py
 
 clean:
 	cargo clean

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from runcontext._core import MAX_ENTRIES
 from runcontext.providers import Contribution, Diagnostic
 from runcontext.providers.builder import _FLIGHTS, ContextBuilder
 
@@ -206,8 +207,8 @@ def test_base_exceptions_from_what_a_provider_returns_never_escape(
 INTERRUPTED = textwrap.dedent(
     """
     import os, signal, threading, time
-    from runcontext.providers import Contribution, Diagnostic
-    from runcontext.providers.builder import _FLIGHTS, ContextBuilder
+    from runcontext.providers import Contribution
+    from runcontext.providers.builder import ContextBuilder
 
     class CtrlC:
         name, revision = "ctrl-c", "ctrl-c/1"
@@ -278,3 +279,50 @@ def test_a_build_that_joins_a_collect_gets_its_own_redaction_and_bound() -> None
     assert [d.kind for d in results["careful"][1]] == ["redacted"]
     assert results["small"][0].facts == ()
     assert [d.kind for d in results["small"][1]] == ["too-large"]
+
+
+class Many:
+    revision = "many/1"
+
+    def __init__(self, name: str, count: int, field: str = "facts") -> None:
+        self.name = name
+        entries = [(f"{name}-{index}", "v") for index in range(count)]
+        self.contribution = Contribution(**{field: entries})  # type: ignore[arg-type]
+
+    def collect(self, deadline: float) -> Contribution:
+        return self.contribution
+
+
+def test_entries_past_the_cores_limit_are_left_out_not_raised() -> None:
+    # Each provider is within its bound and the core's 10,000 entries per argument; together
+    # they are not, and build() is documented never to raise.
+    builder = ContextBuilder([Many("a", 6000), Many("b", 6000)], max_bytes=1 << 20)
+    context, diagnostics = builder.build()
+    assert len(context.facts) == MAX_ENTRIES
+    assert diagnostics == (
+        Diagnostic(
+            "b",
+            "too-large",
+            "2000 facts left out: a RunContext holds at most 10000 per argument",
+        ),
+    )
+    tail = [(f"static-{index}", "text") for index in range(10)]
+    builder = ContextBuilder([Many("t", MAX_ENTRIES, "tail")], tail=tail, max_bytes=1 << 20)
+    context, diagnostics = builder.build()
+    assert len(context.tail_sections) == MAX_ENTRIES and context.tail_sections[-1][0] == "static-9"
+    assert [d.message.split(":")[0] for d in diagnostics] == ["10 tail sections left out"]
+
+
+def test_duplicates_are_reported_one_by_one_then_counted() -> None:
+    class Same(Many):
+        def __init__(self, name: str) -> None:
+            self.name = name
+            self.contribution = Contribution(facts=[(f"n-{index}", "v") for index in range(30)])
+
+    context, diagnostics = ContextBuilder([Same("a"), Same("b")]).build()
+    assert len(context.facts) == 30
+    assert [d.kind for d in diagnostics] == ["duplicate"] * 21
+    assert diagnostics[0].message == (
+        "fact 'n-0' left out: an earlier provider or the caller already uses that name"
+    )
+    assert diagnostics[-1].message == "10 more entries left out as duplicates"

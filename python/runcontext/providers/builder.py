@@ -22,7 +22,7 @@ import math
 import time
 from collections.abc import Sequence
 
-from runcontext._core import RunContext, digest
+from runcontext._core import MAX_ENTRIES, RunContext, digest
 from runcontext.providers._contributions import FIELDS, Checked, Text, check, message_text, resolve
 from runcontext.providers._workers import FLIGHTS as _FLIGHTS  # noqa: F401  (tests reach it here)
 from runcontext.providers._workers import DaemonPool as _DaemonPool  # noqa: F401  (tests reach it here)
@@ -37,6 +37,9 @@ from runcontext.providers.base import Diagnostic, Pairs, Provider
 from runcontext.providers.redact import REVISION as REDACTION_REVISION
 
 __all__ = ["BUILDER_REVISION", "ContextBuilder"]
+
+# Duplicate names reported one by one per provider; past that, one count.
+_MAX_DUPLICATES = 20
 
 # Bump whenever the way contributions are checked, merged or bounded changes.
 BUILDER_REVISION = "builder/2"
@@ -186,6 +189,11 @@ class ContextBuilder:
         fact_names: set[str] = set()
         section_names = {name for name, _ in (*self._head, *self._tail)}
         seen = (fact_names, section_names, section_names)
+        # The core's entry limit, restated for the same reason: each provider is within it
+        # (the worker's RunContext said so), all of them together may not be, and the
+        # entries past it are left out rather than the whole context refused. The number is
+        # the core's own.
+        room = [MAX_ENTRIES, MAX_ENTRIES - len(self._head), MAX_ENTRIES - len(self._tail)]
         for name, bound, result in zip(self._names, self._bounds, results, strict=True):
             if not isinstance(result, Checked):
                 diagnostics.append(Diagnostic(name, "timeout", self._late(result)))
@@ -200,22 +208,40 @@ class ContextBuilder:
                 message = f"contribution left out: {result.size} bytes, over the {bound}-byte bound"
                 diagnostics.append(Diagnostic(name, "too-large", message))
                 continue
+            duplicates = 0
+            over = [0, 0, 0]
             for field, entry_name, text in result.entries:
                 label = FIELDS[field][1]
                 if entry_name in seen[field]:
-                    diagnostics.append(
-                        Diagnostic(
-                            name,
-                            "duplicate",
-                            f"{label} {entry_name!r} left out: an earlier provider or the "
-                            "caller already uses that name",
+                    duplicates += 1
+                    if duplicates <= _MAX_DUPLICATES:
+                        diagnostics.append(
+                            Diagnostic(
+                                name,
+                                "duplicate",
+                                f"{label} {entry_name!r} left out: an earlier provider or the "
+                                "caller already uses that name",
+                            )
                         )
-                    )
                     continue
+                if room[field] == 0:
+                    over[field] += 1
+                    continue
+                room[field] -= 1
                 seen[field].add(entry_name)
                 fields[field].append(
                     (entry_name, self._value(name, label, entry_name, text, diagnostics))
                 )
+            if duplicates > _MAX_DUPLICATES:
+                message = f"{duplicates - _MAX_DUPLICATES} more entries left out as duplicates"
+                diagnostics.append(Diagnostic(name, "duplicate", message))
+            for field, count in enumerate(over):
+                if count:
+                    message = (
+                        f"{count} {FIELDS[field][1]}s left out: a RunContext holds at most "
+                        f"{MAX_ENTRIES} per argument"
+                    )
+                    diagnostics.append(Diagnostic(name, "too-large", message))
         context = RunContext(
             head_sections=fields[1], facts=fields[0], tail_sections=[*fields[2], *self._tail]
         )

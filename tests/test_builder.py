@@ -175,7 +175,7 @@ def test_none_contributes_nothing_and_is_not_a_diagnostic() -> None:
 def test_duplicate_names_keep_the_first_and_say_so() -> None:
     one = Static("one", Contribution(facts=[("x", "1")], head=[("s", "first")]))
     two = Static("two", Contribution(facts=[("x", "2"), ("y", "2")], tail=[("s", "second")]))
-    context, diagnostics = ContextBuilder([one, two], tail=[("static", "t")]).build()
+    context, diagnostics = ContextBuilder([one, two], tail=[("static", "t")], deadline=30).build()
     assert context.facts == (("x", "1"), ("y", "2"))
     assert context.head_sections == (("s", "first"),)
     assert kinds(diagnostics) == [("two", "duplicate"), ("two", "duplicate")]

@@ -296,7 +296,7 @@ class Many:
 def test_entries_past_the_cores_limit_are_left_out_not_raised() -> None:
     # Each provider is within its bound and the core's 10,000 entries per argument; together
     # they are not, and build() is documented never to raise.
-    builder = ContextBuilder([Many("a", 6000), Many("b", 6000)], max_bytes=1 << 20)
+    builder = ContextBuilder([Many("a", 6000), Many("b", 6000)], max_bytes=1 << 20, deadline=30)
     context, diagnostics = builder.build()
     assert len(context.facts) == MAX_ENTRIES
     assert diagnostics == (
@@ -307,7 +307,9 @@ def test_entries_past_the_cores_limit_are_left_out_not_raised() -> None:
         ),
     )
     tail = [(f"static-{index}", "text") for index in range(10)]
-    builder = ContextBuilder([Many("t", MAX_ENTRIES, "tail")], tail=tail, max_bytes=1 << 20)
+    builder = ContextBuilder(
+        [Many("t", MAX_ENTRIES, "tail")], tail=tail, max_bytes=1 << 20, deadline=30
+    )
     context, diagnostics = builder.build()
     assert len(context.tail_sections) == MAX_ENTRIES and context.tail_sections[-1][0] == "static-9"
     assert [d.message.split(":")[0] for d in diagnostics] == ["10 tail sections left out"]

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakeserver import FakeServer
 
 from conftest import require
+from fakeserver import FakeServer
+from turnfacts import Clock, builder
 
 require("langchain.agents", "langchain")
 require("langchain_openai", "langchain")
@@ -24,36 +25,17 @@ from langchain_core.tools import tool  # noqa: E402
 from langchain_openai import ChatOpenAI  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 
-from runcontext import ContextBuilder, RunContext, Session  # noqa: E402
+from runcontext import RunContext, Session  # noqa: E402
 from runcontext.integrations.langchain import (  # noqa: E402
     MiddlewareOrderWarning,
     RunContextMiddleware,
 )
-from runcontext.providers import Contribution  # noqa: E402
 
 
 @tool
 def lookup(ticket: str) -> str:
     """Look a ticket up."""
     return f"{ticket} is open"
-
-
-class Clock:
-    """A provider whose fact changes on every build: a new turn must show a new value."""
-
-    name = "clock"
-    revision = "clock/test"
-
-    def __init__(self) -> None:
-        self.builds = 0
-
-    def collect(self, deadline: float) -> Contribution:
-        self.builds += 1
-        return Contribution(facts=[("build", str(self.builds))])
-
-
-def builder(clock: Clock) -> ContextBuilder:
-    return ContextBuilder([clock], head=[("identity", "You are a careful agent.")])
 
 
 def openai_model(server: FakeServer) -> ChatOpenAI:

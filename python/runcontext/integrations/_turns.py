@@ -62,6 +62,11 @@ class TurnContexts:
         self.diagnostics: tuple[Diagnostic, ...] = ()
         """The diagnostics of the last context the builder built (empty for a fixed one)."""
 
+    @property
+    def fixed(self) -> RunContext | None:
+        """The context, when it is the same every turn (a ``RunContext`` was given)."""
+        return self._source if isinstance(self._source, RunContext) else None
+
     def get(self, key: Hashable) -> RunContext:
         """The context of turn ``key``, built now (``builder.build()``) if the turn is new."""
         if isinstance(self._source, RunContext):

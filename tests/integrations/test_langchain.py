@@ -75,7 +75,7 @@ def test_openai_tail_last_on_the_wire_and_never_in_state(server: FakeServer) -> 
         last = messages[-1]
         assert last["role"] == "system", messages
         assert "build: " + build in last["content"]
-        assert "authoritative" in last["content"] or "context" in last["content"]
+        assert "this block is authoritative" in last["content"]
     # One context per turn: the tool loop's two calls send the same tail, byte for byte.
     assert bodies[0]["messages"][-1] == bodies[1]["messages"][-1]
     assert clock.builds == 2
@@ -113,10 +113,15 @@ def test_anthropic_tail_is_a_user_block_and_breakpoint_on_conversation(server: F
     assert len(bodies) == 3
     for body in bodies:
         assert "cache_control" not in body  # no automatic breakpoint: it would hit the tail
-        assert body["system"] in (
-            "You are a careful agent.",
-            [{"type": "text", "text": "You are a careful agent."}],
-        ), body["system"]
+        # The agent has no system_prompt, so nothing marked the system message: the head
+        # carries the second breakpoint.
+        assert body["system"] == [
+            {
+                "type": "text",
+                "text": "You are a careful agent.",
+                "cache_control": {"type": "ephemeral", "ttl": "5m"},
+            }
+        ]
         last = body["messages"][-1]
         assert last["role"] == "user"
         tail_block = last["content"][-1]
@@ -158,3 +163,25 @@ def test_session_records_every_model_call(server: FakeServer, tmp_path: Path) ->
     recorded = Session.open(tmp_path / "agent.jsonl").messages()
     assert recorded[1]["tool_calls"][0]["function"]["name"] == "lookup"
     assert "build:" not in texts(recorded)
+
+
+def test_anthropic_with_a_system_prompt_and_the_budget(server: FakeServer) -> None:
+    """The agent's own (marked) system prompt follows the head; four breakpoints at most."""
+    middleware = [AnthropicPromptCachingMiddleware(), RunContextMiddleware(builder(Clock()))]
+    agent = create_agent(
+        anthropic_model(server),
+        tools=[lookup],
+        system_prompt="Answer briefly.",
+        middleware=middleware,
+    )
+    server.tool("lookup", ticket="T-1")
+    agent.invoke({"messages": [{"role": "user", "content": "T-1?"}]})
+    for body in server.bodies():
+        system = body["system"]
+        assert [block["text"] for block in system] == [
+            "You are a careful agent.",
+            "Answer briefly.",
+        ]
+        assert "cache_control" not in system[0] and "cache_control" in system[1]
+        assert "cache_control" in body["tools"][-1]
+        assert texts(body).count('"cache_control"') == 3

@@ -159,11 +159,16 @@ def _with_context(request: Any, context: RunContext) -> Any:
     settings = request.model_settings
     if "cache_control" in settings:
         # AnthropicPromptCachingMiddleware (outside this one) asked for automatic caching,
-        # whose breakpoint the API puts on the last block: the tail. Put an explicit one on
-        # the last conversation block instead, where the anthropic adapter puts it.
+        # whose breakpoint the API puts on the last block: the tail. Put explicit ones where
+        # runcontext.adapters.anthropic_messages puts them instead: on the last conversation
+        # block, then on the head when the system message has none, within the budget.
         settings = dict(settings)
         marker = settings.pop("cache_control")
-        messages = _mark_conversation(messages, marker, request, overrides.get("system_message"))
+        system = overrides.get("system_message", request.system_message)
+        in_system = _system_breakpoints(system)
+        messages, used = _mark_conversation(messages, marker, request.tools, in_system)
+        if head is not None and in_system == 0 and used < ANTHROPIC_MAX_BREAKPOINTS:
+            overrides["system_message"] = _with_head(request.system_message, head, marker)
         overrides["model_settings"] = settings
     if tail is not None:
         # ChatAnthropic refuses a system message after the conversation ("multiple
@@ -177,30 +182,33 @@ def _with_context(request: Any, context: RunContext) -> Any:
     return request.override(**overrides)
 
 
-def _with_head(system: SystemMessage | None, head: str) -> SystemMessage:
-    if system is None:
-        return SystemMessage(content=head)
-    content = system.content
+def _with_head(system: SystemMessage | None, head: str, marker: Any = None) -> SystemMessage:
+    """The system message with the head first (a marked text block when ``marker`` is given)."""
+    block: dict[str, Any] = {"type": "text", "text": head}
+    if marker is not None:
+        block["cache_control"] = dict(marker)
+    content = None if system is None else system.content
+    if content is None or (isinstance(content, str) and not content.strip()):
+        return SystemMessage(content=head if marker is None else [block])
     if isinstance(content, str):
-        if not content.strip():
-            return SystemMessage(content=head)
-        return SystemMessage(
-            content=[{"type": "text", "text": head}, {"type": "text", "text": content}]
-        )
-    return SystemMessage(content=[{"type": "text", "text": head}, *content])
+        return SystemMessage(content=[block, {"type": "text", "text": content}])
+    return SystemMessage(content=[block, *content])
+
+
+def _system_breakpoints(system: SystemMessage | None) -> int:
+    if system is None or isinstance(system.content, str):
+        return 0
+    return sum(_breakpoints_in(block) for block in system.content if isinstance(block, dict))
 
 
 def _mark_conversation(
-    messages: list[Any], marker: Any, request: Any, system: SystemMessage | None
-) -> list[Any]:
+    messages: list[Any], marker: Any, tools: Sequence[Any], used: int
+) -> tuple[list[Any], int]:
     """Put ``marker`` on the last block of the conversation that can carry one, within the
-    API's budget of four breakpoints (counting those on the system message and the tools)."""
-    system = system if system is not None else request.system_message
-    used = 0
-    if system is not None and not isinstance(system.content, str):
-        used += sum(_breakpoints_in(block) for block in system.content if isinstance(block, dict))
-    for tool in request.tools:
-        extras = getattr(tool, "extras", None) if not isinstance(tool, dict) else tool
+    API's budget of four breakpoints (``used`` by the system message, plus the tools' and the
+    conversation's own); return the messages and the breakpoints now in use."""
+    for tool in tools:
+        extras = tool if isinstance(tool, dict) else getattr(tool, "extras", None)
         if isinstance(extras, dict) and extras.get("cache_control") is not None:
             used += 1
     views = [{"role": "message", "content": message.content} for message in messages]
@@ -208,10 +216,10 @@ def _mark_conversation(
         if not isinstance(view["content"], str):
             used += sum(_breakpoints_in(b) for b in view["content"] if isinstance(b, dict))
     if used >= ANTHROPIC_MAX_BREAKPOINTS:
-        return messages
+        return messages, used
     found = _conversation_breakpoint(views, len(views))
     if found is None:
-        return messages
+        return messages, used
     index, marked = found
     # The adapter's marker is {"type": "ephemeral"}; carry the caching middleware's own (its
     # ttl) instead, on the one block the adapter marked: the block that is not the caller's.
@@ -223,7 +231,7 @@ def _mark_conversation(
     ]
     marked_messages = list(messages)
     marked_messages[index] = messages[index].model_copy(update={"content": content})
-    return marked_messages
+    return marked_messages, used + 1
 
 
 def _inner_caching_middleware(handler: Callable[..., Any]) -> bool:

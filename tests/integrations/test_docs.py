@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import require
 from fakeserver import FakeServer
+from frameworks import require
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "INTEGRATIONS.md"
 EXAMPLE = re.compile(r"<!-- tested: ([a-z-]+) -->\n```python\n(.*?)```", re.DOTALL)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from conftest import require
 from fakeserver import FakeServer
+from frameworks import require
 from turnfacts import Clock, builder
 
 require("langchain.agents", "langchain")

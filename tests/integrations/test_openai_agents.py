@@ -9,14 +9,15 @@ from typing import Any
 
 import pytest
 
-from conftest import require
 from fakeserver import FakeServer
+from frameworks import require
 from turnfacts import HEAD, Clock, builder
 
 require("agents", "openai-agents")
 
 from agents import (  # noqa: E402
     Agent,
+    ModelSettings,
     OpenAIChatCompletionsModel,
     OpenAIResponsesModel,
     RunConfig,
@@ -27,6 +28,7 @@ from agents import (  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 
 from runcontext import RunContext, Session  # noqa: E402
+from runcontext.integrations import prompt_cache_key  # noqa: E402
 from runcontext.integrations.openai_agents import (  # noqa: E402
     RunContextFilter,
     RunContextSession,
@@ -126,6 +128,7 @@ def test_session_records_a_text_only_conversation(server: FakeServer, tmp_path: 
         name="helper",
         instructions="Answer briefly.",
         model=OpenAIResponsesModel(model="gpt-4.1", openai_client=client(server)),
+        model_settings=ModelSettings(extra_args={"prompt_cache_key": prompt_cache_key(transcript)}),
     )
     server.text("Hi.")
     Runner.run_sync(helper, "Hello", session=session, run_config=run_config)
@@ -135,6 +138,8 @@ def test_session_records_a_text_only_conversation(server: FakeServer, tmp_path: 
     runs = reopened.runs()
     assert [run.messages for run in runs] == [1, 3]
     assert [dict(run.context.facts)["build"] for run in runs] == ["1", "2"]
+    # The documented way to pass a stable prompt_cache_key reaches the wire.
+    assert {body["prompt_cache_key"] for body in server.bodies()} == {prompt_cache_key(transcript)}
     messages = reopened.messages()
     assert len(messages) == 4 and messages[-1]["role"] == "assistant"
     assert "build:" not in json.dumps(messages)

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import require
 from fakeserver import FakeServer
+from frameworks import require
 from turnfacts import HEAD, Clock, builder
 
 require("pydantic_ai", "pydantic-ai")

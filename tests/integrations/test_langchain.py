@@ -185,3 +185,23 @@ def test_anthropic_with_a_system_prompt_and_the_budget(server: FakeServer) -> No
         assert "cache_control" not in system[0] and "cache_control" in system[1]
         assert "cache_control" in body["tools"][-1]
         assert texts(body).count('"cache_control"') == 3
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_streamed_agent(server: FakeServer, provider: str) -> None:
+    """stream_mode="messages" streams every model call; the context is the same."""
+    clock = Clock()
+    model = openai_model(server) if provider == "openai" else anthropic_model(server)
+    agent = create_agent(model, tools=[lookup], middleware=[RunContextMiddleware(builder(clock))])
+    server.tool("lookup", ticket="T-1")
+    server.text("T-1 is open.")
+    chunks = list(
+        agent.stream(
+            {"messages": [{"role": "user", "content": "Is T-1 open?"}]}, stream_mode="messages"
+        )
+    )
+    assert chunks
+    bodies = server.bodies()
+    assert [body.get("stream") for body in bodies] == [True, True]
+    assert clock.builds == 1
+    assert all("build: 1" in texts(body["messages"][-1]) for body in bodies)

@@ -205,3 +205,17 @@ def test_streamed_agent(server: FakeServer, provider: str) -> None:
     assert [body.get("stream") for body in bodies] == [True, True]
     assert clock.builds == 1
     assert all("build: 1" in texts(body["messages"][-1]) for body in bodies)
+
+
+def test_no_order_warning_for_other_models(server: FakeServer) -> None:
+    """The caching middleware skips non-Anthropic models (with its own warning, silenced
+    here), so runcontext's place relative to it does not matter there."""
+    middleware = [
+        RunContextMiddleware(RunContext(facts=[("date", "today")])),
+        AnthropicPromptCachingMiddleware(unsupported_model_behavior="ignore"),
+    ]
+    agent = create_agent(openai_model(server), middleware=middleware)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MiddlewareOrderWarning)
+        agent.invoke({"messages": [{"role": "user", "content": "hi"}]})
+    assert "date: today" in server.bodies()[0]["messages"][-1]["content"]

@@ -117,7 +117,8 @@ class RunContextMiddleware(AgentMiddleware):
         if self._order_checked or "cache_control" in request.model_settings:
             return
         self._order_checked = True
-        if _inner_caching_middleware(handler):
+        # The caching middleware does nothing for other models, so its place does not matter.
+        if _is_anthropic_chat(request.model) and _inner_caching_middleware(handler):
             warnings.warn(
                 "RunContextMiddleware runs outside AnthropicPromptCachingMiddleware, so the "
                 "automatic cache breakpoint lands on the runcontext tail, which changes every "
@@ -139,6 +140,14 @@ def _turn_key(request: Any) -> Hashable:
             identity = message.id or digest({"content": message.content})
             return (index, identity)
     return (-1, None)
+
+
+def _is_anthropic_chat(model: Any) -> bool:
+    try:
+        from langchain_anthropic import ChatAnthropic
+    except ImportError:
+        return False
+    return isinstance(model, ChatAnthropic)
 
 
 def _is_openai_chat(model: Any) -> bool:

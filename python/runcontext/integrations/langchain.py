@@ -10,7 +10,6 @@ contract and the placement decisions are in docs/INTEGRATIONS.md.
 from __future__ import annotations
 
 import asyncio
-import threading
 import warnings
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any
@@ -74,7 +73,6 @@ class RunContextMiddleware(AgentMiddleware):
         self._turns = TurnContexts(context_or_builder)
         self._session = check_session(session)
         self._order_checked = False
-        self._record_lock = threading.Lock()
 
     @property
     def diagnostics(self) -> tuple[Any, ...]:
@@ -91,8 +89,7 @@ class RunContextMiddleware(AgentMiddleware):
         sent = _with_context(request, context)
         response = handler(sent)
         if self._session is not None:
-            with self._record_lock:
-                _record(self._session, request.messages, context, response)
+            _record(self._session, request.messages, context, response)
         return response
 
     async def awrap_model_call(
@@ -122,7 +119,8 @@ class RunContextMiddleware(AgentMiddleware):
             warnings.warn(
                 "RunContextMiddleware runs outside AnthropicPromptCachingMiddleware, so the "
                 "automatic cache breakpoint lands on the runcontext tail, which changes every "
-                "turn, and the conversation is never read back from cache; list the caching "
+                "turn, and the conversation is never read back from cache (only the tools and "
+                "the system prompt are); list the caching "
                 "middleware first: middleware=[AnthropicPromptCachingMiddleware(), "
                 "RunContextMiddleware(...)]",
                 MiddlewareOrderWarning,

@@ -11,7 +11,6 @@ filter's output. The contract and the server-managed trap are in docs/INTEGRATIO
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -68,7 +67,6 @@ class RunContextFilter:
         if isinstance(session, RunContextSession):
             session = session.transcript
         self._session = check_session(session)
-        self._record_lock = threading.Lock()
 
     @property
     def diagnostics(self) -> tuple[Any, ...]:
@@ -95,8 +93,7 @@ class RunContextFilter:
 
     def _record(self, items: list[Any], context: RunContext) -> None:
         assert self._session is not None
-        with self._record_lock:
-            self._session.record_run(items, context)
+        self._session.record_run(items, context)
 
 
 class RunContextSession:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -56,7 +55,6 @@ class RunContextCapability(AbstractCapability[Any]):
     def __init__(self, context_or_builder: object, *, session: Session | None = None) -> None:
         self._turns = TurnContexts(context_or_builder)
         self._session = check_session(session)
-        self._record_lock = threading.Lock()
 
     @property
     def diagnostics(self) -> tuple[Any, ...]:
@@ -99,8 +97,7 @@ class RunContextCapability(AbstractCapability[Any]):
         assert self._session is not None
         messages = to_transcript_messages(conversation)
         reply = to_transcript_messages([response])[0]
-        with self._record_lock:
-            self._session.record_run(messages, context, reply)
+        self._session.record_run(messages, context, reply)
 
 
 def _with_tail(messages: list[ModelMessage], tail: str) -> list[ModelMessage]:

@@ -13,8 +13,8 @@ help:  ## list the targets
 install:  ## build and install the package (release build of the Rust extension)
 	$(PIP) install .
 
-install-test:  ## install the package in editable mode with the test and lint dependencies
-	$(PIP) install -e '.[test,lint]'
+install-test:  ## install the package in editable mode with the test, lint and integration dependencies
+	$(PIP) install -e '.[test,lint,integrations]'
 
 test: install-test test-rust test-python  ## install everything the tests need, then run every test
 

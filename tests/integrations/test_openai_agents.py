@@ -145,11 +145,6 @@ def test_session_records_a_text_only_conversation(server: FakeServer, tmp_path: 
     assert "build:" not in json.dumps(messages)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runcontext.Session refuses Responses items without a 'role' "
-    "({'type': 'function_call', ...}, {'type': 'function_call_output', ...})",
-)
 def test_session_records_a_tool_calling_turn(server: FakeServer, tmp_path: Path) -> None:
     clock = Clock()
     transcript = Session.create(tmp_path / "t.jsonl", [{"role": "user", "content": "Is T-1 open?"}])

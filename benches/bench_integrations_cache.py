@@ -69,7 +69,7 @@ class TurnFacts:
 
 
 def context_builder() -> ContextBuilder:
-    return ContextBuilder([TurnFacts()], head=[("instructions", HEAD)])
+    return ContextBuilder([TurnFacts()], head_sections=[("instructions", HEAD)])
 
 
 def lookup(ticket: str) -> str:

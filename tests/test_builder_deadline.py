@@ -308,7 +308,7 @@ def test_entries_past_the_cores_limit_are_left_out_not_raised() -> None:
     )
     tail = [(f"static-{index}", "text") for index in range(10)]
     builder = ContextBuilder(
-        [Many("t", MAX_ENTRIES, "tail")], tail=tail, max_bytes=1 << 20, deadline=30
+        [Many("t", MAX_ENTRIES, "tail")], tail_sections=tail, max_bytes=1 << 20, deadline=30
     )
     context, diagnostics = builder.build()
     assert len(context.tail_sections) == MAX_ENTRIES and context.tail_sections[-1][0] == "static-9"

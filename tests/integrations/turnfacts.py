@@ -21,4 +21,4 @@ class Clock:
 
 
 def builder(clock: Clock) -> ContextBuilder:
-    return ContextBuilder([clock], head=[("identity", HEAD)])
+    return ContextBuilder([clock], head_sections=[("identity", HEAD)])

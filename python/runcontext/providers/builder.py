@@ -72,10 +72,11 @@ def _check_provider(index: int, provider: object, max_bytes: int) -> tuple[str, 
 class ContextBuilder:
     """Builds a :class:`RunContext` per run from ``providers``, within ``deadline`` seconds.
 
-    ``head`` and ``tail`` are the caller's own sections, ``(name, text)`` pairs that are the
-    same every run (a system prompt, a tool catalogue note): ``head`` comes first in the
-    head message, before any provider's head sections, and ``tail`` comes last in the tail
-    message, after the providers' facts and tail sections. They are checked here (the
+    ``head_sections`` and ``tail_sections`` are the caller's own sections (named as in
+    :class:`RunContext`), ``(name, text)`` pairs that are the same every run (a system prompt,
+    a tool catalogue note): ``head_sections`` come first in the head message, before any
+    provider's head sections, and ``tail_sections`` last in the tail message, after the
+    providers' facts and tail sections. They are checked here (the
     RunContext rules, reported under ``head_sections``/``tail_sections``) and passed
     through as written: redaction is for what providers read from the environment.
 
@@ -91,8 +92,8 @@ class ContextBuilder:
         self,
         providers: Sequence[Provider],
         *,
-        head: Pairs = (),
-        tail: Pairs = (),
+        head_sections: Pairs = (),
+        tail_sections: Pairs = (),
         deadline: float = 0.25,
         redact: bool = True,
         max_bytes: int = 64 * 1024,
@@ -118,7 +119,8 @@ class ContextBuilder:
             revisions.append([name, revision, bound])
         if not isinstance(deadline, int | float) or not math.isfinite(deadline) or deadline <= 0:
             raise ValueError(f"deadline: expected a positive number of seconds, got {deadline!r}")
-        static = RunContext(head_sections=head, tail_sections=tail)  # raises RunContextError
+        # raises RunContextError
+        static = RunContext(head_sections=head_sections, tail_sections=tail_sections)
         self._providers: tuple[Provider, ...] = tuple(providers)
         # Decided once: looking `collect` up runs the provider's code (it may be a property).
         self._is_async = tuple(inspect.iscoroutinefunction(p.collect) for p in providers)

@@ -25,9 +25,10 @@ __all__ = [
 class TranscriptError(ValueError):
     """A transcript that cannot be read or appended to as asked.
 
-    ``path`` is the file (or the store's name) and ``line`` the 1-based line number of the
-    offending record, or ``None`` when the problem is not one line's; both are also in the
-    message. ``kind`` is the refusal kind of docs/TRANSCRIPT.md (``chain``, ``too-long``, …)
+    ``file`` is the transcript file (or the store's name; ``path=`` when raising) and ``line``
+    the 1-based line number of the offending record, or ``None`` when the problem is not one
+    line's; both are also in the message. (``file``, not ``path``: on a
+    :class:`~runcontext.CanonicalJSONError` ``path`` is a JSON path.) ``kind`` is the refusal kind of docs/TRANSCRIPT.md (``chain``, ``too-long``, …)
     for a refused record, else ``None``.
     """
 
@@ -41,7 +42,7 @@ class TranscriptError(ValueError):
     ) -> None:
         where = f"{os.fspath(path)}:{line}" if line is not None else os.fspath(path)
         super().__init__(f"{where}: {message}")
-        self.path = os.fspath(path)
+        self.file = os.fspath(path)
         self.line = line
         self.kind = kind
 

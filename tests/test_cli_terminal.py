@@ -79,3 +79,21 @@ def test_show_says_a_path_is_too_long(tmp_path: Path, length: int) -> None:
     assert "the path is too long for this system" in result.stderr
     assert "no such directory" not in result.stderr
     assert len(result.stderr) < 400  # the path is shortened, not echoed whole
+
+
+def test_instruction_files_with_control_characters_are_reported_not_changed(
+    tmp_path: Path,
+) -> None:
+    from runcontext.providers import InstructionsProvider
+
+    (tmp_path / "AGENTS.md").write_text(HOSTILE)
+    contribution = InstructionsProvider(str(tmp_path)).collect(deadline=float("inf"))
+    assert HOSTILE.rstrip() in contribution.head[0][1]  # the model gets the file as it is
+    notes = [message for kind, message in contribution.diagnostics if kind == "control-characters"]
+    assert notes == [
+        "AGENTS.md: holds 7 control characters (the first is \\x1b); the model gets the text "
+        "as it is, and `runcontext show` prints them as escapes"
+    ]
+    (tmp_path / "AGENTS.md").write_bytes(b"Windows line ends\r\nare fine.\r\n")
+    crlf = InstructionsProvider(str(tmp_path)).collect(deadline=float("inf"))
+    assert not [kind for kind, _ in crlf.diagnostics if kind == "control-characters"]

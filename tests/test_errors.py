@@ -103,7 +103,7 @@ def test_attributes_survive_with_their_values(tmp_path: Path) -> None:
     )
     again = pickle.loads(pickle.dumps(error))
     assert str(again) == f"{tmp_path / 't.jsonl'}:3: differs"  # the path is not prefixed twice
-    assert (again.path, again.line, again.index, again.recorded, again.given) == (
+    assert (again.file, again.line, again.index, again.recorded, again.given) == (
         str(tmp_path / "t.jsonl"),
         3,
         1,

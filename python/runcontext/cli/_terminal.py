@@ -14,11 +14,9 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["json_text", "visible"]
+from runcontext._controls import CONTROLS, CONTROLS_JSON_LEAVES
 
-_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
-_UNSAFE_IN_JSON = re.compile(f"[\x7f-\x9f{_BIDI}]")  # json.dumps escapes C0 itself
+__all__ = ["json_text", "visible"]
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -28,10 +26,10 @@ def _escape(match: re.Match[str]) -> str:
 
 def visible(text: str) -> str:
     """``text`` with every control character but ``\\n`` and ``\\t`` shown as an escape."""
-    return _UNSAFE.sub(_escape, text)
+    return CONTROLS.sub(_escape, text)
 
 
 def json_text(value: object) -> str:
     """Indented JSON that keeps non-ASCII text readable but escapes what a terminal obeys."""
     text = json.dumps(value, ensure_ascii=False, indent=2)
-    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return CONTROLS_JSON_LEAVES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -21,6 +21,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 
+from runcontext._controls import CONTROLS
 from runcontext._core import RunContext
 from runcontext.errors import RunContextError
 from runcontext.providers._files import chunks, open_regular
@@ -66,6 +67,22 @@ def _cut_utf8(data: bytes, limit: int) -> bytes:
     while cut > 0 and data[cut] & 0xC0 == 0x80:  # a continuation byte: inside a character
         cut -= 1
     return data[:cut]
+
+
+def _controls_note(shown: str, text: str) -> str | None:
+    """A note when the text holds characters a terminal obeys (an escape sequence, a bare
+    carriage return, a bidi override): they can hide text from the person reviewing what the
+    agent is told. The text reaches the model unchanged (docs/PROVIDERS.md says why)."""
+    found = CONTROLS.findall(text.replace("\r\n", "\n"))
+    if not found:
+        return None
+    first = found[0]
+    escape = f"\\x{ord(first):02x}" if ord(first) < 0x100 else f"\\u{ord(first):04x}"
+    return (
+        f"{shown}: holds {len(found)} control character{'s' if len(found) > 1 else ''} "
+        f"(the first is {escape}); the model gets the text as it is, and `runcontext show` "
+        "prints them as escapes"
+    )
 
 
 def _inside(path: str, directory: str) -> bool:
@@ -280,6 +297,9 @@ class InstructionsProvider:
             text, used, cut = rendered
             remaining -= used
             sections.append((index, f"instructions:{shown}", text))
+            controls = _controls_note(shown, text)
+            if controls is not None:
+                noted.append((index, "control-characters", controls))
             if cut is not None:
                 noted.append((index, "truncated", cut))
         if left_out:

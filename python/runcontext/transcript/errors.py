@@ -28,8 +28,8 @@ class TranscriptError(ValueError):
     ``file`` is the transcript file (or the store's name; ``path=`` when raising) and ``line``
     the 1-based line number of the offending record, or ``None`` when the problem is not one
     line's; both are also in the message. (``file``, not ``path``: on a
-    :class:`~runcontext.CanonicalJSONError` ``path`` is a JSON path.) ``kind`` is the refusal kind of docs/TRANSCRIPT.md (``chain``, ``too-long``, …)
-    for a refused record, else ``None``.
+    :class:`~runcontext.CanonicalJSONError` ``path`` is a JSON path.) ``kind`` is the refusal
+    kind of docs/TRANSCRIPT.md (``chain``, ``too-long``, …) for a refused record, else ``None``.
     """
 
     def __init__(

@@ -37,7 +37,7 @@ class Positive(NamedTuple):
     kind: str
     text: str  # what redaction reads
     expected: str  # what it must return
-    count: int  # how many secrets of `kind` the text holds
+    secrets: tuple[str, ...]  # the secrets of `kind` in it, none of which may survive
 
 
 def _expand(template: str, seed: str) -> str:
@@ -61,10 +61,9 @@ def positives() -> list[Positive]:
         kind, _, template = line.partition(" | ")
         text = _expand(template, f"positives:{number}")
         expected = re.sub("«[^»]*»", "[redacted]", text, flags=re.DOTALL)
-        count = text.count("«")
-        cases.append(
-            Positive(number, kind, text.replace("«", "").replace("»", ""), expected, count)
-        )
+        secrets = tuple(re.findall("«([^»]*)»", text, flags=re.DOTALL))
+        plain = text.replace("«", "").replace("»", "")
+        cases.append(Positive(number, kind, plain, expected, secrets))
     return cases
 
 

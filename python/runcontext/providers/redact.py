@@ -140,6 +140,7 @@ _TRIGGERS = tuple(
 )
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 _LOOKBACK = 16  # every prefix in _SEPARATED puts its first separator within 16 characters
+_RUN_BEFORE = re.compile(r"[A-Za-z0-9_.-]{1,16}+$")  # the token characters before a separator
 
 
 def _alternation(
@@ -343,10 +344,8 @@ def _find_separated(text: str, out: list[Secret]) -> None:
     for separator in separators:
         if separator < covered:
             continue
-        start = separator
-        floor = max(0, separator - _LOOKBACK)
-        while start > floor and text[start - 1] in _TOKEN_CHARS:
-            start -= 1
+        run = _RUN_BEFORE.search(text, max(0, separator - _LOOKBACK), separator)
+        start = separator if run is None else run.start()
         if not _token_start(text, start):
             continue  # deep inside a long run of token characters: not a token's start
         match = _SEPARATED_RE.match(text, start)

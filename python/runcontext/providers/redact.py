@@ -212,9 +212,10 @@ _KEY_SCANS = (
     re.compile(r"key" + _SUFFIX + _OPERATOR),
     re.compile(r"token" + _SUFFIX + _OPERATOR),
 )
+_KEY_SCANS_BYTES = tuple(re.compile(scan.pattern.encode()) for scan in _KEY_SCANS)
 _WORD_BEFORE = {
-    "k": re.compile(r"(?:api|access|private)[ _-]?$"),
-    "t": re.compile(r"(?:access|auth)[ _-]?$"),
+    ord("k"): re.compile(rb"(?:api|access|private)[ _-]?$"),
+    ord("t"): re.compile(rb"(?:access|auth)[ _-]?$"),
 }
 _DOUBLE = re.compile(rf'"(?P<v>(?:[^"\\\n]|\\.){{1,{_VALUE}}}+)(?P<q>"?)')
 _SINGLE = re.compile(rf"'(?P<v>[^'\n]{{1,{_VALUE}}}+)(?P<q>'?)")
@@ -421,14 +422,51 @@ def _find_urls(text: str, out: list[Secret], values: list[Secret]) -> None:
             covered = end
 
 
-def _lowered(text: str) -> str:
-    # `bytes.lower` lowers ASCII letters only and UTF-8 multi-byte sequences have no ASCII
-    # bytes, so the result has exactly the characters and offsets of `text`. Much faster
-    # than `str.translate` (leaves its fast path at the first non-ASCII character) and exact
-    # where `str.lower` is not (`"\u212a".lower()` is an ASCII "k"; "İ" lowers to two).
-    if text.isascii():
-        return text.lower()
-    return text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
+class _Key(NamedTuple):
+    start: int  # where the key word starts (`api` of `api_key`)
+    end: int  # where the value starts: after the operator and its spaces
+    operator: str
+    rails: bool  # `secret_key_base`
+
+
+def _keys(text: str) -> list[_Key]:
+    """Every key word followed by an operator, in order, found in any case.
+
+    On a lowered copy: `bytes.lower` lowers ASCII letters only and UTF-8 multi-byte
+    sequences hold no ASCII byte, so the lowered UTF-8 has the text's characters in the
+    same places, and is scanned as bytes (twice as fast as a str with non-ASCII text). Much
+    faster than `str.translate` (which leaves its fast path at the first non-ASCII
+    character) and exact where `str.lower` is not (`"\u212a".lower()` is an ASCII "k").
+    """
+    ascii_only = text.isascii()
+    lowered = text.encode("utf-8", "surrogatepass").lower()
+    found: list[tuple[int, int, str, bool]] = []
+    for scan in _KEY_SCANS_BYTES:
+        for key in scan.finditer(lowered):
+            start = key.start()
+            before = _WORD_BEFORE.get(lowered[start])
+            if before is not None:  # `key`/`token`: find `api `/`access_`/... before it
+                word = before.search(lowered, max(0, start - 8), start)
+                if word is None:
+                    continue
+                start = word.start()
+            rails = scan is _KEY_SCANS_BYTES[1] and key.group("base") is not None
+            found.append((start, key.end(), key.group("op").decode(), rails))
+    if ascii_only:
+        return sorted(_Key(*entry) for entry in found)
+    # Byte offsets to character offsets, in one pass over the offsets in order: every
+    # offset is next to an ASCII byte, so each slice between two of them decodes whole.
+    offsets = sorted({offset for start, end, _, _ in found for offset in (start, end)})
+    characters: dict[int, int] = {}
+    byte = char = 0
+    for offset in offsets:
+        char += len(lowered[byte:offset].decode("utf-8", "surrogatepass"))
+        byte = offset
+        characters[offset] = char
+    return sorted(
+        _Key(characters[start], characters[end], operator, rails)
+        for start, end, operator, rails in found
+    )
 
 
 def _starts_a_word(text: str, start: int) -> bool:
@@ -441,31 +479,18 @@ def _starts_a_word(text: str, start: int) -> bool:
 
 
 def _find_assignments(text: str, out: list[Secret]) -> None:
-    lowered = _lowered(text)
-    keys: list[tuple[int, re.Match[str]]] = []
-    for scan in _KEY_SCANS:
-        for key in scan.finditer(lowered):
-            start = key.start()
-            before = _WORD_BEFORE.get(lowered[start])
-            if before is not None:  # `key`/`token`: find `api `/`access_`/... before it
-                word = before.search(lowered, max(0, start - 8), start)
-                if word is None:
-                    continue
-                start = word.start()
-            keys.append((start, key))
-    keys.sort(key=lambda entry: entry[0])
     position = 0
-    for key_start, key in keys:
-        if key_start < position or not _starts_a_word(text, key_start):
+    for key in _keys(text):
+        if key.start < position or not _starts_a_word(text, key.start):
             continue  # inside a value already taken, or the tail of a longer word
-        found = _value(text, key_start, key.end(), key.group("op"))
+        found = _value(text, key.start, key.end, key.operator)
         if isinstance(found, int):
             position = found  # a bare value refused: key words inside it are part of it
             continue
         if found is None:
             continue
         start, end = found
-        if key.re is _KEY_SCANS[1] and key.group("base") and _RAILS_HEX.fullmatch(text[start:end]):
+        if key.rails and _RAILS_HEX.fullmatch(text[start:end]):
             out.append(Secret("rails-secret-key-base", start, end))
         else:
             out.append(Secret("password-assignment", start, end))

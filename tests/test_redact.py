@@ -131,3 +131,29 @@ def test_url_passwords(text: str, expected: str) -> None:
 def test_urls_without_a_password(text: str) -> None:
     redacted, found = redact(text)
     assert redacted is text and not found
+
+
+# -- non-ASCII text -----------------------------------------------------------------------
+
+
+def test_key_words_after_non_ascii_text_are_found_at_the_right_place() -> None:
+    text = "日本語の説明 → password=" + "hunter2xyz; ünd api_key: " + "Abc123xyz9 ✓ end"
+    redacted, found = redact(text)
+    assert redacted == f"日本語の説明 → password={REDACTED}; ünd api_key: {REDACTED} ✓ end"
+    assert found == {"password-assignment": 2}
+
+
+def test_a_key_word_needs_ascii_letters() -> None:
+    # U+212A (Kelvin sign) lowers to an ASCII "k" with str.lower; it is no key word here.
+    text = "api_\u212aey: " + "Abc123xyz9"
+    assert redact(text) == (text, {})
+    emoji = "🔑 secret=" + "Abc123xyz9 😀 secret=" + "Zyx987cba1"
+    assert redact(emoji) == (
+        f"🔑 secret={REDACTED} 😀 secret={REDACTED}",
+        {"password-assignment": 2},
+    )
+
+
+def test_a_lone_surrogate_does_not_break_redaction() -> None:
+    text = "\ud83d password=" + "hunter2xyz"
+    assert redact(text) == (f"\ud83d password={REDACTED}", {"password-assignment": 1})

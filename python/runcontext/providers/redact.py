@@ -23,10 +23,10 @@ starts with a set of characters is tried at every position: ten times slower), a
 repetitions are bounded or possessive, so it never rescans text from many starting points.
 Vendor formats with a separator (``ghp_``, ``sk-``) are found from two scans for "`_` or
 `-` followed by 16 token characters" and matched once at the start of that token, instead
-of one scan per vendor. Key words are found on a copy lowered through UTF-8 bytes
-(``bytes.lower`` touches ASCII only, so offsets stay the same), which keeps its speed on
-non-ASCII text, unlike ``str.translate`` (70 times slower as soon as one character is not
-ASCII). docs/PROVIDERS.md gives the figures; tests/test_redact_cost.py the checks.
+of one scan per vendor. Key words are found in the UTF-8 bytes lowered by ``bytes.lower``
+(ASCII letters only), scanned as bytes and mapped back to character offsets, which keeps
+its speed on non-ASCII text, unlike ``str.translate`` (70 times slower as soon as one
+character is not ASCII). docs/PROVIDERS.md gives the figures; tests/test_redact_cost.py the checks.
 """
 
 from __future__ import annotations

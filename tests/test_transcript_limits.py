@@ -190,3 +190,17 @@ def test_responses_items_are_recorded_and_round_trip(tmp_path: Path) -> None:
         "message",
         "message",
     ]
+
+
+def test_runcontext_log_takes_the_line_cap(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    with Session.create(path, [SEED]) as session:
+        session.append_messages([{"role": "user", "content": "x" * 5000}])
+    command = [sys.executable, "-m", "runcontext", "log", str(path)]
+    refused = subprocess.run(
+        [*command, "--max-line-bytes", "4096"], capture_output=True, text=True, check=False
+    )
+    assert refused.returncode == 1
+    assert refused.stderr.startswith(f"runcontext log: {path}:3: the record ")
+    assert "longer than the 4096-byte line cap" in refused.stderr
+    assert subprocess.run(command, capture_output=True, check=False).returncode == 0

@@ -10,6 +10,7 @@ from typing import Any
 from runcontext._core import RunContext
 from runcontext.cli._terminal import json_text, visible
 from runcontext.transcript.session import Run, Session, TornTranscriptWarning
+from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES
 
 
 def register(subparsers: Any) -> None:
@@ -24,13 +25,22 @@ def register(subparsers: Any) -> None:
     parser.add_argument("transcript", help="a session transcript (.jsonl)")
     parser.add_argument("--run", type=int, metavar="N", help="show run N in full")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument(
+        "--max-line-bytes",
+        type=int,
+        default=DEFAULT_MAX_LINE_BYTES,
+        metavar="N",
+        help=f"refuse a record longer than N bytes (default: {DEFAULT_MAX_LINE_BYTES})",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TornTranscriptWarning)
-        with Session.open(args.transcript, writable=False) as session:
+        with Session.open(
+            args.transcript, writable=False, max_line_bytes=args.max_line_bytes
+        ) as session:
             runs = session.runs()
             chain = session.chain
     for warning in caught:

@@ -78,6 +78,34 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in the order the checks run on one line.
+    pub const ALL: [ErrorKind; 19] = [
+        Self::TooLong,
+        Self::BlankLine,
+        Self::NotJson,
+        Self::TooDeep,
+        Self::NotCanonical,
+        Self::NotAnObject,
+        Self::UnknownType,
+        Self::Header,
+        Self::Version,
+        Self::Members,
+        Self::MemberValue,
+        Self::Chain,
+        Self::Seed,
+        Self::Index,
+        Self::Run,
+        Self::SectionDigest,
+        Self::DanglingSection,
+        Self::Context,
+        Self::ContextDigest,
+    ];
+
+    /// The kind named `id` (as the vectors spell it).
+    pub fn from_id(id: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.id() == id)
+    }
+
     /// The stable identifier used by the vectors and the exceptions' `.kind`.
     pub fn id(self) -> &'static str {
         match self {
@@ -1653,6 +1681,22 @@ mod tests {
             ErrorKind::NotJson,
             "unclosed brackets break the grammar"
         );
+    }
+
+    #[test]
+    fn kinds_are_in_the_table_order_and_named_once() {
+        let ids: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.id()).collect();
+        let mut sorted = ErrorKind::ALL.to_vec();
+        sorted.sort();
+        assert_eq!(
+            sorted,
+            ErrorKind::ALL,
+            "ALL follows the declaration (= check) order"
+        );
+        for id in &ids {
+            assert_eq!(ErrorKind::from_id(id).map(ErrorKind::id), Some(*id));
+        }
+        assert_eq!(ErrorKind::from_id("nope"), None);
     }
 
     #[test]

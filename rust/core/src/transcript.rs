@@ -793,12 +793,10 @@ impl Transcript {
         }
         let line = next.line;
         let stored = digest_member(record, "chain", line)?;
-        // `chain` sorts first, so the body is `{` and what follows `{"chain":"…",`.
+        // `chain` sorts first, so the body is `{` and what follows `{"chain":"…",`: hashed in
+        // two pieces, without copying the line.
         let prefix = CHAIN_OPEN.len() + DIGEST_LEN + 2;
-        let mut body = Vec::with_capacity(raw.len() - prefix + 1);
-        body.push(b'{');
-        body.extend_from_slice(&raw[prefix..]);
-        let expected = chain_of(&self.chain, &body);
+        let expected = chain_of_parts(&self.chain, &[b"{", &raw[prefix..]]);
         if stored != expected {
             return Err(TranscriptError {
                 kind: ErrorKind::Chain,
@@ -1308,9 +1306,15 @@ pub fn check_time(text: &str) -> Result<(), String> {
 
 /// `blake3:` + hex(BLAKE3(previous chain ‖ body)).
 pub fn chain_of(previous: &str, body: &[u8]) -> String {
+    chain_of_parts(previous, &[body])
+}
+
+fn chain_of_parts(previous: &str, body: &[&[u8]]) -> String {
     let mut hasher = blake3::Hasher::new();
     hasher.update(previous.as_bytes());
-    hasher.update(body);
+    for part in body {
+        hasher.update(part);
+    }
     format!("{DIGEST_PREFIX}{}", hasher.finalize().to_hex())
 }
 

@@ -177,3 +177,16 @@ def test_a_version_1_transcript_is_read_with_a_warning_and_never_appended(tmp_pa
         with pytest.raises(TranscriptVersionError, match="version 1 transcript is read-only"):
             session.append_messages([{"role": "user", "content": "more"}])
         assert path.stat().st_size == size
+
+
+def test_a_refused_record_is_reported_again_on_the_next_refresh(written: Path) -> None:
+    with Session.open(written) as session, Session.open(written) as other:
+        count = session.message_count
+        other.append_messages([{"role": "user", "content": "fine"}])  # read in one batch ...
+        with written.open("ab") as file:  # ... with a line another program appended
+            file.write(b'{"oops":1}\n')
+        for _ in range(2):  # the same line, not a replay of the good one before it
+            with pytest.raises(TranscriptError) as info:
+                session.refresh()
+            assert info.value.line == len(written.read_bytes().splitlines())
+        assert session.message_count == count + 1

@@ -27,6 +27,7 @@ __all__ = ["FileStore", "LineTooLong"]
 # Why opening a file for writing failed when it can still be read: fall back to read-only.
 _READ_ONLY_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 _CHUNK = 1 << 20  # bytes read per system call: the reader's buffer, beside the line cap
+_BATCH = 8 << 20  # complete lines returned by one read, at most (about): memory stays bounded
 
 
 class LineTooLong(Exception):
@@ -196,6 +197,7 @@ class FileStore:
             )
         lines: list[bytes] = []
         pending = bytearray()
+        start_position = position
         while position + len(pending) < size:
             chunk = os.pread(
                 self._fd, min(_CHUNK, size - position - len(pending)), position + len(pending)
@@ -215,6 +217,9 @@ class FileStore:
                 position += start
             if len(pending) > self._max_line_bytes:
                 raise LineTooLong(lines, position, self._max_line_bytes)
+            if position - start_position >= _BATCH:
+                self.partial = 0  # not at the end: the caller reads on from the cursor
+                return lines, position
         self.partial = len(pending)
         return lines, position
 

@@ -254,6 +254,7 @@ class Session:
         self._thread_lock = threading.RLock()  # threads of one process share the store
         self._state = Transcript(store.name, max_line_bytes)
         self._cursor: object | None = None  # where the records read so far end
+        self._skip = 0  # records after the cursor already applied (a batch cut by an error)
         self._offset = 0  # bytes of complete records read so far (the file store's cursor)
         self._created = datetime.min
         # Each message as its canonical bytes: smaller than the objects, hashed as they stand
@@ -613,14 +614,18 @@ class Session:
             self._warn_torn(stacklevel=5)  # the caller of messages(), runs(), refresh(), …
 
     def _read_new(self) -> None:
-        """Read and apply every complete record stored after the cursor."""
+        """Read and apply every complete record stored after the cursor, batch by batch.
+
+        If a record is refused, the records before it in its batch stay applied and are
+        skipped when the same batch is read again, so a later refresh reports the same line
+        again instead of replaying the ones already taken in."""
         while True:
             try:
                 lines, cursor = self._store.read(self._cursor)
             except LineTooLong as error:
-                for raw in error.lines:
-                    self._apply(raw)
+                self._apply_batch(error.lines)
                 self._cursor = self._offset = error.cursor
+                self._skip = 0
                 raise TranscriptFormatError(
                     f"the record is longer than the {error.cap}-byte line cap (it was not "
                     "read into memory); if the transcript is genuine, open it with a larger "
@@ -629,16 +634,21 @@ class Session:
                     line=self._state.lines + 1,
                     kind="too-long",
                 ) from None
-            for raw in lines:
-                self._apply(raw)
-            if cursor == self._cursor or not lines:
-                self._cursor = cursor
-                if isinstance(cursor, int):
-                    self._offset = cursor
-                return
-            self._cursor = cursor
+            self._apply_batch(lines)
+            done = not lines or cursor == self._cursor
+            self._cursor, self._skip = cursor, 0
             if isinstance(cursor, int):
                 self._offset = cursor
+            if done:
+                return
+
+    def _apply_batch(self, lines: list[bytes]) -> None:
+        for index in range(self._skip, len(lines)):
+            try:
+                self._apply(lines[index])
+            except BaseException:
+                self._skip = index  # lines[:index] are applied; read from the cursor again
+                raise
 
     def _torn_at(self, partial: int) -> TornTail | None:
         if not partial:

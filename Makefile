@@ -14,7 +14,7 @@ install:  ## build and install the package (release build of the Rust extension)
 	$(PIP) install .
 
 install-test:  ## install the package in editable mode with the test and lint dependencies
-	$(PIP) install -e '.[test,lint]'
+	$(PIP) install -e '.[test,lint,postgres]'
 
 test: install-test test-rust test-python  ## install everything the tests need, then run every test
 

@@ -75,3 +75,14 @@ def new_session(text: str = "Keep the build green.\n") -> list[bytes]:
             message(1, "Done.", role="assistant"),
         ]
     )
+
+
+def verify_chain(lines: Sequence[bytes]) -> None:
+    """Assert every line's ``chain`` follows from the line before and its own body."""
+    chain = ""
+    for number, line in enumerate(lines, 1):
+        record = json.loads(line)
+        body = canonical_json({k: v for k, v in record.items() if k != "chain"})
+        chain = digest_bytes(chain.encode() + body)
+        assert record["chain"] == chain, f"line {number}: chain does not verify"
+        assert canonical_json(record) == line, f"line {number}: not canonical"

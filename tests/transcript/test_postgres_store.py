@@ -308,3 +308,22 @@ def test_close_is_idempotent(pg_dsn: str) -> None:
     store.close()
     with pytest.raises(ValueError, match="the store is closed"):
         store.read(None)
+
+
+def test_a_pool_of_connections_serves_many_sessions(pg_dsn: str) -> None:
+    psycopg_pool = pytest.importorskip("psycopg_pool")
+    lines = new_session()
+    more = chain_lines([message(2, "Next.")], previous=lines[-1])
+    with psycopg_pool.ConnectionPool(pg_dsn, min_size=1, max_size=2, open=True) as pool:
+        stores = [PostgresStore(session_id=f"s{i}", pool=pool) for i in range(5)]
+        for store in stores:  # more stores than connections: each borrows per operation
+            store.create(lines)
+        for store in stores:
+            with store.writing():
+                assert store.read(None)[0] == lines
+                store.append(more)
+            assert read_all(store) == lines + more
+            store.close()
+        assert pool.get_stats()["pool_max"] == 2
+    with pytest.raises(TypeError, match="give a dsn or a pool="):
+        PostgresStore(session_id="s")

@@ -34,6 +34,7 @@ try:
     import psycopg
     import psycopg.conninfo
     import psycopg.errors
+    import psycopg_pool
 except ImportError as _error:  # pragma: no cover - the extra's tests always have it
     raise ImportError(
         "runcontext.transcript.postgres needs psycopg 3: pip install 'runcontext[postgres]'"
@@ -235,20 +236,29 @@ class PostgresStore:
 
     ``dsn`` is a libpq connection string; a ``postgresql://`` URI may carry the session id and
     tenant as ``?session=ID&tenant=T`` (removed before connecting), or they are passed as
-    arguments (giving both, differently, is an error). The store holds one connection, in
-    autocommit mode outside ``writing()``; :meth:`close` closes it. Like a file descriptor it is
-    not for sharing between threads without a lock (a :class:`Session` holds one).
+    arguments (giving both, differently, is an error). The store then holds one connection, in
+    autocommit mode outside ``writing()``; :meth:`close` closes it.
+
+    With ``pool=`` (a :class:`psycopg_pool.ConnectionPool`) instead of a DSN, the store holds no
+    connection: it borrows one for each ``read`` and for each ``writing()`` block, so a fleet of
+    sessions in one process shares a few connections. Either way, like a file descriptor, a
+    store is not for sharing between threads without a lock (a :class:`Session` holds one).
     """
 
     def __init__(
         self,
-        dsn: str,
+        dsn: str | None = None,
         session_id: str | None = None,
         *,
         tenant: str | None = None,
+        pool: psycopg_pool.ConnectionPool[Any] | None = None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         connect_timeout: float = 10,
     ) -> None:
+        if (dsn is None) == (pool is None):
+            raise TypeError("give a dsn or a pool= (one of them)")
+        if pool is not None:
+            dsn = pool.conninfo if isinstance(pool.conninfo, str) else pool.conninfo()
         if not isinstance(dsn, str):
             raise TypeError(f"dsn must be a str, not {type(dsn).__name__}")
         conninfo, dsn_session, dsn_tenant = parse_dsn(dsn)
@@ -280,11 +290,16 @@ class PostgresStore:
         self._name = f"{base}{separator}session={quote(self.session_id, safe='')}"
         if self.tenant != DEFAULT_TENANT:
             self._name += f"&tenant={quote(self.tenant, safe='')}"
-        self._conn: psycopg.Connection[Any] | None = _connect(conninfo, self._name, connect_timeout)
+        self._pool = pool
+        self._closed = False
+        self._conn: psycopg.Connection[Any] | None = None
+        if pool is None:
+            self._conn = _connect(conninfo, self._name, connect_timeout)
+        self._writer: psycopg.Connection[Any] | None = None  # the connection inside writing()
         self._next_seq: int | None = None  # set inside writing(): the next record's seq
         try:
-            with self._errors():
-                version = _schema_version(self._conn)
+            with self._errors(), self._connection() as conn:
+                version = _schema_version(conn)
             if version is None:
                 raise TranscriptError(
                     f"the database has no runcontext schema; run `runcontext transcript init "
@@ -329,8 +344,7 @@ class PostgresStore:
             raise TranscriptFormatError(
                 "the first line is not a header record", path=self._name, line=1
             )
-        conn = self._connection()
-        with self._errors(), conn.transaction():
+        with self._errors(), self._connection() as conn, conn.transaction():
             row = conn.execute(
                 "INSERT INTO runcontext_sessions (tenant, session_id, format_version, records,"
                 " created) VALUES (%s, %s, %s, 0, %s) ON CONFLICT DO NOTHING RETURNING 1",
@@ -342,7 +356,7 @@ class PostgresStore:
                     "the session already exists (open it with Session.open, or pick another id)",
                     self._name,
                 )
-            self._insert(1, lines)
+            self._insert(conn, 1, lines)
 
     def read(self, cursor: object | None) -> tuple[list[bytes], object | None]:
         if cursor is None:
@@ -351,10 +365,9 @@ class PostgresStore:
             after = cursor
         else:
             raise TypeError(f"{self._name}: not a cursor of this store: {cursor!r}")
-        conn = self._connection()
-        with self._errors():
+        with self._errors(), self._connection() as conn:
             if cursor is None and self._next_seq is None:
-                self._session_row(lock=False)
+                self._session_row(conn, lock=False)
             sizes = conn.execute(
                 "SELECT seq, size FROM runcontext_records"
                 " WHERE tenant = %s AND session_id = %s AND seq > %s ORDER BY seq LIMIT %s",
@@ -395,14 +408,13 @@ class PostgresStore:
     def writing(self) -> Iterator[None]:
         if self._next_seq is not None:
             raise RuntimeError(f"{self._name}: writing() is not reentrant")
-        conn = self._connection()
-        with self._errors(), conn.transaction():
-            records = self._session_row(lock=True)
-            self._next_seq = records + 1
+        with self._errors(), self._connection() as conn, conn.transaction():
+            records = self._session_row(conn, lock=True)
+            self._writer, self._next_seq = conn, records + 1
             try:
                 yield
             finally:
-                self._next_seq = None
+                self._writer = self._next_seq = None
 
     def append(self, lines: Sequence[bytes]) -> None:
         if self._next_seq is None:
@@ -411,11 +423,13 @@ class PostgresStore:
             return
         if not lines:
             return
+        assert self._writer is not None
         with self._errors():
-            self._insert(self._next_seq, lines)
+            self._insert(self._writer, self._next_seq, lines)
         self._next_seq += len(lines)
 
     def close(self) -> None:
+        self._closed = True
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
@@ -425,8 +439,7 @@ class PostgresStore:
     def head(self) -> tuple[int, str | None]:
         """The number of records and the last record's ``chain``, as the session row anchors
         them (compare with ``Session.chain`` to detect records dropped from the end)."""
-        conn = self._connection()
-        with self._errors():
+        with self._errors(), self._connection() as conn:
             row = conn.execute(
                 "SELECT records, chain FROM runcontext_sessions"
                 " WHERE tenant = %s AND session_id = %s",
@@ -438,10 +451,20 @@ class PostgresStore:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _connection(self) -> psycopg.Connection[Any]:
-        if self._conn is None:
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """The connection to use: the writing() block's, the store's own, or one borrowed
+        from the pool (returned, with any transaction finished, when the block exits)."""
+        if self._closed:
             raise ValueError(f"{self._name}: the store is closed")
-        return self._conn
+        if self._writer is not None:
+            yield self._writer
+        elif self._conn is not None:
+            yield self._conn
+        else:
+            assert self._pool is not None
+            with self._pool.connection() as conn:
+                yield conn
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
@@ -468,7 +491,7 @@ class PostgresStore:
             self._name,
         )
 
-    def _session_row(self, *, lock: bool) -> int:
+    def _session_row(self, conn: psycopg.Connection[Any], *, lock: bool) -> int:
         """The session's record count (locking its row if asked); refuses a missing session
         and a format version this runcontext does not know."""
         query = (
@@ -478,7 +501,7 @@ class PostgresStore:
             else "SELECT records, format_version FROM runcontext_sessions"
             " WHERE tenant = %s AND session_id = %s"
         )
-        row = self._connection().execute(query, (self.tenant, self.session_id)).fetchone()
+        row = conn.execute(query, (self.tenant, self.session_id)).fetchone()
         if row is None:
             raise self._missing()
         records, version = int(row[0]), int(row[1])
@@ -491,7 +514,7 @@ class PostgresStore:
             )
         return records
 
-    def _insert(self, first: int, lines: Sequence[bytes]) -> None:
+    def _insert(self, conn: psycopg.Connection[Any], first: int, lines: Sequence[bytes]) -> None:
         """Insert ``lines`` as records ``first``, ``first + 1``, …, their new sections, and
         the session row's new count and chain (inside the caller's transaction)."""
         records: list[tuple[Any, ...]] = []
@@ -527,7 +550,6 @@ class PostgresStore:
                     stored,
                 )
             )
-        conn = self._connection()
         with conn.cursor() as cur:
             if sections:
                 cur.executemany(

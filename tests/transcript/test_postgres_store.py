@@ -57,6 +57,15 @@ def test_create_then_read_gives_the_same_bytes(pg_dsn: str) -> None:
         assert again.head() == (len(lines), json.loads(lines[-1])["chain"])
 
 
+def test_lines_may_come_with_their_newline(pg_dsn: str) -> None:
+    lines = new_session()
+    with PostgresStore(pg_dsn, "s1") as store:
+        store.create([line + b"\n" for line in lines])
+        assert read_all(store) == lines
+        with pytest.raises(TranscriptFormatError, match=":6: a line holds a newline before"):
+            store.append([b'{"type":"message"}\n{}'])
+
+
 def test_create_refuses_an_existing_session_and_leaves_it(pg_dsn: str) -> None:
     lines = new_session()
     with PostgresStore(pg_dsn, "s1") as store:

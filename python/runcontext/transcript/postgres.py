@@ -524,7 +524,15 @@ class PostgresStore:
             seq = first + offset
             if not isinstance(line, bytes | bytearray | memoryview):
                 raise TypeError(f"lines[{offset}] must be bytes, not {type(line).__name__}")
-            line = bytes(line)
+            # A line may come with its newline (as a file store writes it) or without (as
+            # every store reads it); the row holds it without.
+            line = bytes(line).removesuffix(b"\n")
+            if b"\n" in line:
+                raise TranscriptFormatError(
+                    "a line holds a newline before its end (one record per line)",
+                    path=self._name,
+                    line=seq,
+                )
             record = _parse(line, self._name, seq)
             kind = record.get("type")
             if not isinstance(kind, str):

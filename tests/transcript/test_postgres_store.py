@@ -235,6 +235,18 @@ def test_writing_excludes_another_writer(pg_dsn: str) -> None:
         assert read_all(a) == lines + first + second
 
 
+def test_lock_timeout(pg_dsn: str) -> None:
+    with PostgresStore(pg_dsn, "s") as a, PostgresStore(pg_dsn, "s", lock_timeout=0.05) as b:
+        a.create(new_session())
+        expired = pytest.raises(TranscriptError, match=r"held the session for more than 0\.05 s")
+        with a.writing(), expired, b.writing():
+            pass
+        with b.writing():  # the lock is free again; the failed block left nothing behind
+            assert b.read(None)[0] == new_session()
+    with pytest.raises(ValueError, match="lock_timeout must be a positive"):
+        PostgresStore(pg_dsn, "s", lock_timeout=0)
+
+
 def test_dsn_parameters(pg_dsn: str) -> None:
     conninfo, session, tenant = parse_dsn(
         "postgresql://u:pw@h:5433/db?session=s%201&sslmode=require&tenant=t"

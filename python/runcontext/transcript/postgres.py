@@ -239,6 +239,10 @@ class PostgresStore:
     arguments (giving both, differently, is an error). The store then holds one connection, in
     autocommit mode outside ``writing()``; :meth:`close` closes it.
 
+    ``lock_timeout`` (seconds) bounds how long ``writing()`` waits for another writer of the
+    session (``TranscriptError`` when it expires); by default it waits as long as that writer
+    holds the session.
+
     With ``pool=`` (a :class:`psycopg_pool.ConnectionPool`) instead of a DSN, the store holds no
     connection: it borrows one for each ``read`` and for each ``writing()`` block, so a fleet of
     sessions in one process shares a few connections. Either way, like a file descriptor, a
@@ -254,6 +258,7 @@ class PostgresStore:
         pool: psycopg_pool.ConnectionPool[Any] | None = None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         connect_timeout: float = 10,
+        lock_timeout: float | None = None,
     ) -> None:
         if (dsn is None) == (pool is None):
             raise TypeError("give a dsn or a pool= (one of them)")
@@ -285,6 +290,11 @@ class PostgresStore:
         if max_line_bytes < 1:
             raise ValueError(f"max_line_bytes must be at least 1, not {max_line_bytes}")
         self.max_line_bytes = max_line_bytes
+        if lock_timeout is not None and not lock_timeout > 0:
+            raise ValueError(
+                f"lock_timeout must be a positive number of seconds, not {lock_timeout}"
+            )
+        self.lock_timeout = lock_timeout
         base = _redact(conninfo)
         separator = "&" if "?" in base else "?"
         self._name = f"{base}{separator}session={quote(self.session_id, safe='')}"
@@ -409,7 +419,20 @@ class PostgresStore:
         if self._next_seq is not None:
             raise RuntimeError(f"{self._name}: writing() is not reentrant")
         with self._errors(), self._connection() as conn, conn.transaction():
-            records = self._session_row(conn, lock=True)
+            if self.lock_timeout is not None:
+                conn.execute(
+                    "SELECT set_config('lock_timeout', %s, true)",
+                    (f"{max(1, round(self.lock_timeout * 1000))}ms",),
+                )
+            try:
+                records = self._session_row(conn, lock=True)
+            except psycopg.errors.LockNotAvailable:
+                raise TranscriptError(
+                    f"another writer has held the session for more than {self.lock_timeout} s "
+                    "(lock_timeout); try again later",
+                    path=self._name,
+                    line=None,
+                ) from None
             self._writer, self._next_seq = conn, records + 1
             try:
                 yield

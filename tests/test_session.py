@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import pytest
 
 import runcontext
+import runcontext.transcript.files
 import runcontext.transcript.session
 from runcontext import RunContext, canonical_json
 from runcontext.transcript.session import (
@@ -31,6 +32,8 @@ from runcontext.transcript.session import (
     TranscriptFormatError,
     TranscriptVersionError,
 )
+
+from chain import appended, rechain, relinked
 
 START = datetime(2025, 1, 31, 9, 30, tzinfo=UTC)
 SEED = {"role": "system", "content": "You are a careful coding agent."}
@@ -84,15 +87,18 @@ def without_waiting(call: Callable[[], T]) -> T:
 
 
 def patch_os(monkeypatch: pytest.MonkeyPatch, **functions: Callable[..., Any]) -> None:
-    """Replace functions of ``os`` as the session module sees them, and nowhere else."""
+    """Replace functions of ``os`` as the file store sees them, and nowhere else."""
     patched = types.SimpleNamespace(**{**vars(os), **functions})
-    monkeypatch.setattr(runcontext.transcript.session, "os", patched)
+    monkeypatch.setattr(runcontext.transcript.files, "os", patched)
 
 
 def rewrite_line(path: Path, number: int, data: bytes) -> None:
+    """Replace a line as a forger would, re-chaining the file so that the checks behind the
+    chain are what the test reaches (tests/test_transcript_chain.py covers the chain)."""
     lines = lines_of(path)
     lines[number - 1] = data
     path.write_bytes(b"".join(lines))
+    rechain(path)
 
 
 @pytest.fixture
@@ -112,41 +118,53 @@ def test_the_file_is_canonical_json_lines_with_the_documented_records(path: Path
 
     agents, notes = ctx.sections
     assert (agents.position, notes.position) == ("head", "tail")
-    assert lines_of(path) == [
-        line(
-            {
-                "type": "header",
-                "format": "runcontext-transcript",
-                "version": 1,
-                "context_format": runcontext.FORMAT_VERSION,
-                "seed": runcontext.digest(SEED),
-                "time": "2025-01-31T09:30:00Z",
-            }
-        ),
-        line({"type": "message", "index": 0, "message": SEED}),
-        line({"type": "message", "index": 1, "message": user}),
-        line(
-            {"type": "section", "digest": agents.digest, "name": "AGENTS.md", "text": agents.text}
-        ),
-        line(
-            {"type": "section", "digest": notes.digest, "name": "notes", "text": "Nothing urgent."}
-        ),
-        line(
-            {
-                "type": "run-context",
-                "run": 1,
-                "digest": ctx.digest,
-                "time": "2025-01-31T09:31:00Z",
-                "messages": 2,
-                "sections": [
-                    {"position": "head", "name": "AGENTS.md", "digest": agents.digest},
-                    {"position": "tail", "name": "notes", "digest": notes.digest},
-                ],
-                "facts": [["date", "2025-01-31"], ["branch", "main"]],
-            }
-        ),
-        line({"type": "message", "index": 2, "message": reply}),
-    ]
+    assert lines_of(path) == relinked(
+        [
+            line(
+                {
+                    "type": "header",
+                    "format": "runcontext-transcript",
+                    "version": 2,
+                    "context_format": runcontext.FORMAT_VERSION,
+                    "seed": runcontext.digest(SEED),
+                    "time": "2025-01-31T09:30:00Z",
+                }
+            ),
+            line({"type": "message", "index": 0, "message": SEED}),
+            line({"type": "message", "index": 1, "message": user}),
+            line(
+                {
+                    "type": "section",
+                    "digest": agents.digest,
+                    "name": "AGENTS.md",
+                    "text": agents.text,
+                }
+            ),
+            line(
+                {
+                    "type": "section",
+                    "digest": notes.digest,
+                    "name": "notes",
+                    "text": "Nothing urgent.",
+                }
+            ),
+            line(
+                {
+                    "type": "run-context",
+                    "run": 1,
+                    "digest": ctx.digest,
+                    "time": "2025-01-31T09:31:00Z",
+                    "messages": 2,
+                    "sections": [
+                        {"position": "head", "name": "AGENTS.md", "digest": agents.digest},
+                        {"position": "tail", "name": "notes", "digest": notes.digest},
+                    ],
+                    "facts": [["date", "2025-01-31"], ["branch", "main"]],
+                }
+            ),
+            line({"type": "message", "index": 2, "message": reply}),
+        ]
+    )
     assert recorded.number == 1
     assert recorded.digest == ctx.digest
     assert recorded.time == datetime(2025, 1, 31, 9, 31, tzinfo=UTC)
@@ -369,8 +387,8 @@ def test_a_small_integer_stays_an_int_and_an_unsafe_one_is_refused(path: Path) -
     rewrite_line(path, 3, lines_of(path)[2].replace(b"9007199254740991", b"9007199254740993"))
     error = _error(path)
     assert error.line == 3
-    assert str(error).startswith(f"{path}:3: not a canonical JSON record: column ")
-    assert "integer 9007199254740993 is outside" in str(error)
+    assert str(error).startswith(f"{path}:3: not a canonical JSON record: ")
+    assert error.kind == "not-canonical"
 
 
 def test_a_read_only_session_refuses_appends(path: Path) -> None:
@@ -408,7 +426,9 @@ def test_a_file_this_process_cannot_write_opens_read_only(
 
 def test_readers_take_no_lock_and_leave_an_append_in_progress_alone(path: Path) -> None:
     Session.create(path, [SEED]).close()
-    record = line({"type": "message", "index": 1, "message": {"role": "user", "content": "late"}})
+    record = appended(
+        path, {"type": "message", "index": 1, "message": {"role": "user", "content": "late"}}
+    )
     with path.open("ab", buffering=0) as writer:
         fcntl.flock(writer, fcntl.LOCK_EX)  # a writer in the middle of an append, or stopped
         writer.write(record[:20])
@@ -437,22 +457,22 @@ def test_an_interrupted_append_leaves_the_session_matching_the_file(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     session = Session.create(path, [SEED])
-    real_ingest = Session._ingest
+    real_append = runcontext.transcript.files.FileStore.append
     interrupted: list[int] = []
 
-    def ingest_then_interrupt(self: Session, raw: bytes, line: int, **options: Any) -> None:
-        real_ingest(self, raw, line, **options)
-        if options["trusted"] and not interrupted:
-            interrupted.append(line)
-            raise KeyboardInterrupt  # after the record is applied, before the offset moves
+    def append_then_interrupt(self: Any, lines: Any) -> None:
+        real_append(self, lines)
+        if not interrupted:
+            interrupted.append(len(lines))
+            raise KeyboardInterrupt  # the records are in the file, not yet in the session
 
-    monkeypatch.setattr(Session, "_ingest", ingest_then_interrupt)
+    monkeypatch.setattr(runcontext.transcript.files.FileStore, "append", append_then_interrupt)
     first, second = {"role": "user", "content": "1"}, {"role": "user", "content": "2"}
     with pytest.raises(KeyboardInterrupt):
         session.append_messages([first])
-    assert interrupted == [3]
+    assert interrupted == [1]
     assert session.message_count == 1  # rolled back: the session holds what it has read
-    assert session.messages() == [SEED, first]  # and reads the record from the file again
+    assert session.messages() == [SEED, first]  # and reads the record from the file, verified
     session.append_messages([second])
     session.close()
     with Session.open(path) as reopened:
@@ -494,27 +514,18 @@ def test_a_write_that_fails_midway_keeps_whole_records_only(
         assert [run.context for run in reopened.runs()] == [ctx]
 
 
-def test_each_distinct_context_is_built_once(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    built: list[int] = []
-    real_build = Session._build_context
-
-    def counting(self: Session, *args: Any) -> RunContext:
-        built.append(1)
-        return real_build(self, *args)
-
-    monkeypatch.setattr(Session, "_build_context", counting)
+def test_each_distinct_context_is_built_once(path: Path) -> None:
     monday, tuesday = context("Monday"), context("Tuesday")
     with Session.create(path, [SEED]) as session:
         for ctx in (monday, monday, tuesday, monday):
             session.record_run([SEED], ctx)
-        assert built == []  # the session's own runs reuse the context they were given
-        assert session.runs()[1].context is monday
+        assert session.runs()[1].context is monday  # its own runs: the context it was given
     with Session.open(path) as reopened:
-        assert len(built) == 2  # verified on open, once per distinct context
+        assert reopened._contexts == {}  # verified by the core on open, built on first use
         runs = reopened.runs()
         assert [run.context for run in runs] == [monday, monday, tuesday, monday]
         assert runs[0].context is runs[1].context is reopened.context_at(4)
-        assert len(built) == 2  # runs() and context_at() reuse the verified contexts
+        assert len(reopened._contexts) == 2  # once per distinct context
 
 
 # --- verification -----------------------------------------------------------------------------
@@ -546,7 +557,10 @@ def test_a_tampered_section_text_fails_its_digest(path: Path) -> None:
     assert section["type"] == "section"
     section["text"] = section["text"].replace("green", "red")
     rewrite_line(path, 3, line(section))
-    with pytest.raises(TranscriptDigestError, match=r":3: section 'AGENTS.md' has digest"):
+    with pytest.raises(
+        TranscriptDigestError,
+        match=r':3: section "AGENTS.md": its text does not have the recorded digest',
+    ):
         Session.open(path)
 
 
@@ -572,6 +586,7 @@ def test_an_envelope_naming_an_entry_a_context_would_drop_is_refused(path: Path)
     lines = lines_of(path)
     lines[4:5] = [line({**empty, "name": "x", "text": ""}), line(envelope)]
     path.write_bytes(b"".join(lines))
+    rechain(path)
     error = _error(path)
     assert error.line == 6
     assert "run 1's sections and facts are not those of a RunContext built from them" in str(error)
@@ -682,36 +697,37 @@ def test_an_unknown_record_type_is_named(valid: Path) -> None:
     rewrite_line(valid, 2, line({"type": "note", "text": "hello"}))
     error = _error(valid)
     assert isinstance(error, TranscriptFormatError)
-    assert f"{valid}:2: unknown record type 'note'" in str(error)
+    assert f'{valid}:2: unknown record type "note"' in str(error)
 
 
 def test_a_record_without_a_string_type_is_named(valid: Path) -> None:
     rewrite_line(valid, 3, line({"type": ["section"]}))
-    assert "unknown record type ['section']" in str(_error(valid))
+    assert "a record's 'type' must be a string, got array" in str(_error(valid))
     rewrite_line(valid, 3, b"[1,2]\n")
-    assert f"{valid}:3: expected a JSON object, got list" in str(_error(valid))
+    assert f"{valid}:3: expected a JSON object, got array" in str(_error(valid))
 
 
 def test_a_run_naming_a_missing_section_is_named(valid: Path) -> None:
     lines = lines_of(valid)
     del lines[2]  # the AGENTS.md section record; the envelope is now line 4
     valid.write_bytes(b"".join(lines))
+    rechain(valid)
     error = _error(valid)
     assert isinstance(error, TranscriptFormatError)
     assert error.line == 4
-    assert "run 1 names section 'AGENTS.md'" in str(error)
-    assert "no section record before this line" in str(error)
+    assert 'run 1 names section "AGENTS.md"' in str(error)
+    assert "which no section record before it holds under that name" in str(error)
 
 
 def test_a_future_format_version_is_refused(valid: Path) -> None:
     header = json.loads(lines_of(valid)[0])
-    header["version"] = 2
+    header["version"] = 3
     header["something_new"] = True
     rewrite_line(valid, 1, line(header))
     error = _error(valid)
     assert isinstance(error, TranscriptVersionError)
-    assert error.line == 1
-    assert "format version 2 is newer than this runcontext reads (1)" in str(error)
+    assert (error.line, error.kind) == (1, "version")
+    assert "format version 3 is newer than this runcontext reads (1 and 2)" in str(error)
 
 
 def test_a_non_canonical_line_is_refused(valid: Path) -> None:
@@ -728,23 +744,28 @@ def test_a_duplicate_member_is_refused_not_silently_dropped(valid: Path) -> None
     )
     error = _error(valid)
     assert error.line == 2
-    assert str(error).startswith(f"{valid}:2: not a canonical JSON record: column 57")
+    assert str(error).startswith(f"{valid}:2: not a canonical JSON record: ")
+    assert error.kind == "not-canonical"
     assert 'duplicate object key "type"' in str(error)
 
 
 @pytest.mark.parametrize(
     ("number", "edit", "expected"),
     [
-        (2, lambda r: r.update(index=5), "message index 5, expected 0"),
+        (2, lambda r: r.update(index=5), "line 2 must be the message with index 0"),
         (2, lambda r: r.pop("index"), "a message record with missing index"),
         (3, lambda r: r.update(extra=1), "a section record with unexpected extra"),
         (5, lambda r: r.update(run=3), "run number 3, expected 1"),
         (5, lambda r: r.update(messages=9), "carried 9 messages, but only 1 are recorded"),
         (5, lambda r: r.update(time="2025-01-31 09:31"), "'time' must be a UTC timestamp"),
-        (5, lambda r: r.update(facts={"date": "Monday"}), "'facts' must be a list"),
-        (5, lambda r: r["sections"][0].update(name="README"), "is named 'README' but the section"),
-        (1, lambda r: r.update(type="message"), "line 1 is a 'message' record, not the header"),
-        (6, lambda r: r.update(type="header"), "a second header record"),
+        (5, lambda r: r.update(facts={"date": "Monday"}), "'facts' must be an array"),
+        (5, lambda r: r["sections"][0].update(name="README"), 'run 1 names section "README"'),
+        (
+            1,
+            lambda r: r.update(type="message"),
+            "line 1 must be the header record, not a message record",
+        ),
+        (6, lambda r: r.update(type="header"), "a header record after line 1"),
     ],
 )
 def test_malformed_records_are_named(
@@ -768,6 +789,7 @@ def test_a_blank_line_is_refused(valid: Path) -> None:
     lines = lines_of(valid)
     lines.insert(3, b"\n")
     valid.write_bytes(b"".join(lines))
+    rechain(valid)
     error = _error(valid)
     assert error.line == 4
     assert "empty line" in str(error)

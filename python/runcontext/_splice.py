@@ -10,9 +10,13 @@ from runcontext._core import RunContext
 __all__ = ["check_context", "check_messages", "splice"]
 
 
-def check_messages(messages: object, *, argument: str = "messages") -> Sequence[Any]:
+def check_messages(
+    messages: object, *, argument: str = "messages", items: bool = False
+) -> Sequence[Any]:
     """Return ``messages`` if it is a sequence of mappings that each have a ``role``.
 
+    With ``items=True`` a mapping with a ``type`` instead (an OpenAI Responses item such as
+    ``function_call_output``) is accepted too: transcripts and the loop record those.
     Raises ``TypeError`` naming the argument and the index of the first bad message.
     """
     if isinstance(messages, str | bytes | bytearray) or not isinstance(messages, Sequence):
@@ -25,8 +29,9 @@ def check_messages(messages: object, *, argument: str = "messages") -> Sequence[
                 f"{argument}[{index}]: expected a message mapping with a 'role', "
                 f"got {type(message).__name__}"
             )
-        if "role" not in message:
-            raise TypeError(f"{argument}[{index}]: the message has no 'role' key")
+        if "role" not in message and not (items and "type" in message):
+            wanted = "'role' key (or, for a Responses item, 'type')" if items else "'role' key"
+            raise TypeError(f"{argument}[{index}]: the message has no {wanted}")
     return messages
 
 

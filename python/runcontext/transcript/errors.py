@@ -17,21 +17,32 @@ __all__ = [
     "TranscriptError",
     "TranscriptFormatError",
     "TranscriptVersionError",
+    "UnchainedTranscriptWarning",
 ]
 
 
 class TranscriptError(ValueError):
     """A transcript that cannot be read or appended to as asked.
 
-    ``path`` is the file and ``line`` the 1-based line number of the offending record, or
-    ``None`` when the problem is not one line's. Both are also in the message.
+    ``path`` is the file (or the store's name) and ``line`` the 1-based line number of the
+    offending record, or ``None`` when the problem is not one line's; both are also in the
+    message. ``kind`` is the refusal kind of docs/TRANSCRIPT.md (``chain``, ``too-long``, …)
+    for a refused record, else ``None``.
     """
 
-    def __init__(self, message: str, *, path: str | os.PathLike[str], line: int | None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | os.PathLike[str],
+        line: int | None,
+        kind: str | None = None,
+    ) -> None:
         where = f"{os.fspath(path)}:{line}" if line is not None else os.fspath(path)
         super().__init__(f"{where}: {message}")
         self.path = os.fspath(path)
         self.line = line
+        self.kind = kind
 
     def __reduce__(self) -> tuple[Any, ...]:
         return _reduce(self)
@@ -97,6 +108,10 @@ class SeedMismatchError(ConversationMismatchError):
         given: str | None,
     ) -> None:
         super().__init__(message, path=path, line=1, index=0, recorded=recorded, given=given)
+
+
+class UnchainedTranscriptWarning(UserWarning):
+    """A version 1 transcript: its records are not chained, so edits to them go unnoticed."""
 
 
 class TornTranscriptWarning(UserWarning):

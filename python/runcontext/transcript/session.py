@@ -20,21 +20,17 @@ conversation you are about to continue (:class:`runcontext.Loop` does so on ever
 from __future__ import annotations
 
 import copy
-import errno
-import fcntl
 import os
 import threading
-import uuid
 import warnings
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from runcontext._core import RunContext, digest, digest_bytes
+from runcontext._core import RunContext, Transcript, digest, digest_bytes, json_value
 from runcontext._splice import check_messages
 from runcontext.errors import RunContextError
 from runcontext.transcript._records import (
@@ -42,19 +38,8 @@ from runcontext.transcript._records import (
     Clock,
     Envelope,
     Structure,
-    check_fields,
-    fail,
-    header_line,
     message_body,
-    message_digest,
-    message_line,
-    parse_line,
-    read_header,
-    read_message,
-    read_run_context,
-    read_section,
-    run_context_line,
-    section_line,
+    parse_time,
     structure,
     timestamp,
     utc_now,
@@ -68,7 +53,10 @@ from runcontext.transcript.errors import (
     TranscriptError,
     TranscriptFormatError,
     TranscriptVersionError,
+    UnchainedTranscriptWarning,
 )
+from runcontext.transcript.files import FileStore, LineTooLong
+from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES, TranscriptStore
 
 __all__ = [
     "TRANSCRIPT_VERSION",
@@ -85,8 +73,17 @@ __all__ = [
     "TranscriptVersionError",
 ]
 
-# Why opening a file for writing failed when it can still be read: fall back to read-only.
-_READ_ONLY_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+# Every open session, so that a forked child can replace the thread locks it inherited (a
+# lock held by another thread of the parent at fork() would never be released in the child).
+_SESSIONS: weakref.WeakSet[Session] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for session in list(_SESSIONS):
+        session._thread_lock = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @dataclass(frozen=True)
@@ -115,31 +112,23 @@ class Run:
     context: RunContext
 
 
-class _Mark(NamedTuple):
-    """What the session has read, to roll back to if applying a record is interrupted."""
-
-    offset: int
-    lines: int
-    messages: int
-    envelopes: int
-    last_message_line: int
-
-
 def _check_reply(reply: object) -> Mapping[str, Any]:
     if not isinstance(reply, Mapping):
         raise TypeError(
             f"reply: expected a message mapping with a 'role', got {type(reply).__name__}"
         )
-    if "role" not in reply:
-        raise TypeError("reply: the message has no 'role' key")
+    if "role" not in reply and "type" not in reply:
+        raise TypeError("reply: the message has no 'role' key (or, for a Responses item, 'type')")
     return reply
 
 
 class Session:
-    """An append-only JSONL transcript of one conversation and of the context of each run.
+    """An append-only transcript of one conversation and of the context of each run.
 
     Use :meth:`create` for a new transcript and :meth:`open` to read or resume one. A session
-    holds an open file descriptor: :meth:`close` it, or use it as a context manager.
+    holds its store open (a file descriptor): :meth:`close` it, or use it as a context
+    manager. The records live in a :class:`~runcontext.transcript.store.TranscriptStore`: a
+    path means the JSONL file store.
     """
 
     def __init__(self) -> None:
@@ -150,7 +139,7 @@ class Session:
     @classmethod
     def create(
         cls,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | TranscriptStore,
         messages: Sequence[Mapping[str, Any]],
         *,
         durable: bool = False,
@@ -159,61 +148,48 @@ class Session:
         """Start a transcript at ``path`` for the conversation ``messages`` and open it.
 
         ``messages`` is the conversation so far; it must hold at least the message at index 0,
-        whose digest becomes the transcript's seed. They are all recorded. The file appears
-        complete or not at all (written aside, then hard-linked into place); an existing file
-        is never overwritten (``FileExistsError``).
+        whose digest becomes the transcript's seed. They are all recorded. The transcript
+        appears complete or not at all; an existing one is never overwritten
+        (``FileExistsError``: open it with :meth:`open` instead).
         """
-        check_messages(messages)
+        check_messages(messages, items=True)
         if len(messages) == 0:
             raise ValueError(
                 "messages: a transcript needs the conversation's first message (its seed); "
                 "create the session once the conversation has one"
             )
         clock = utc_now if clock is None else clock
-        target = Path(path)
+        store = _store(path, durable=durable, max_line_bytes=DEFAULT_MAX_LINE_BYTES)
         # Encode every message first: a bad one is refused naming its index, before anything
         # is written, and the seed digest hashes the bytes already encoded.
         bodies = [message_body(message, f"messages[{i}]") for i, message in enumerate(messages)]
-        data = header_line(digest_bytes(bodies[0]), timestamp(clock)) + b"".join(
-            message_line(i, body) for i, body in enumerate(bodies)
-        )
-        temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                if durable:
-                    os.fsync(fd)
-            finally:
-                os.close(fd)
-            # link() fails if the target exists, and a reader never sees a half-written header.
-            os.link(temporary, target)
-        finally:
-            os.unlink(temporary)
-        if durable:
-            _fsync_directory(target.parent)
-        return cls.open(target, writable=True, durable=durable, clock=clock)
+        state = Transcript(store.name)
+        lines = [state.write_header(digest_bytes(bodies[0]), timestamp(clock))]
+        lines.extend(_write_message(state, body, f"messages[{i}]") for i, body in enumerate(bodies))
+        store.create(lines)
+        return cls.open(store, writable=True, durable=durable, clock=clock)
 
     @classmethod
     def open(
         cls,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | TranscriptStore,
         *,
         repair: bool = False,
         writable: bool | None = None,
         durable: bool = False,
         clock: Clock | None = None,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     ) -> Session:
         """Read and verify the transcript at ``path``; the session can then append to it.
 
-        Every record is checked (canonical JSON, known type and fields, section digests, each
-        run's rebuilt context digest); the first bad line raises a :class:`TranscriptError`
-        naming it. A torn last line (a writer killed mid-append) is reported with a
-        :class:`TornTranscriptWarning` and :attr:`torn`; the complete records before it stay
-        readable, and appending is refused until the file is opened with ``repair=True``,
-        which truncates the torn bytes (:attr:`repaired` then says what was removed).
+        Every record is checked (canonical JSON, known type and fields, the record chain, the
+        seed, section digests, each run's rebuilt context digest); the first bad line raises a
+        :class:`TranscriptError` naming it and its ``kind``. A torn last line (a writer killed
+        mid-append) is reported with a :class:`TornTranscriptWarning` and :attr:`torn`; the
+        complete records before it stay readable, and appending is refused until the file is
+        opened with ``repair=True``, which truncates the torn bytes (:attr:`repaired` then says
+        what was removed). A record longer than ``max_line_bytes`` (64 MiB by default) is
+        refused without being read into memory.
 
         ``writable=None`` (the default) opens the file for appending if this process may write
         it and read-only otherwise (:attr:`writable` says which); ``writable=True`` insists on
@@ -222,28 +198,25 @@ class Session:
         """
         if repair and writable is False:
             raise ValueError("repair=True needs a writable session: repairing truncates the file")
-        can_write = writable is not False
-        if can_write:
-            try:
-                fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
-            except OSError as error:
-                if writable or repair or error.errno not in _READ_ONLY_ERRNOS:
-                    raise
-                can_write = False  # only readable here: read it, and say so if asked to append
-        if not can_write:
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        if isinstance(max_line_bytes, bool) or not isinstance(max_line_bytes, int):
+            raise TypeError(f"max_line_bytes: expected an int, got {type(max_line_bytes).__name__}")
+        if max_line_bytes < 1:
+            raise ValueError(f"max_line_bytes: expected at least 1, got {max_line_bytes}")
+        store = _store(path, durable=durable, max_line_bytes=max_line_bytes)
+        if isinstance(store, FileStore):
+            store.open(writable=True if repair else writable)
         self = object.__new__(cls)
-        self._setup(Path(path), fd, writable=can_write, durable=durable, clock=clock)
+        self._setup(store, durable=durable, clock=clock, max_line_bytes=max_line_bytes)
         try:
             with self._thread_lock:
                 if repair:
-                    with self._file_lock(fcntl.LOCK_EX):
-                        self._update_torn(self._read_new(), warn=False)
+                    assert isinstance(store, FileStore)
+                    with store.writing():
+                        self._read_new()
+                        self._torn = self._torn_at(store.partial)
                         self._check_header()
                         if self._torn is not None:
-                            os.ftruncate(fd, self._torn.offset)
-                            if durable:
-                                os.fsync(fd)
+                            store.truncate(self._torn.offset)
                             self._repaired, self._torn = self._torn, None
                 else:
                     self._refresh(warn=False)
@@ -251,36 +224,51 @@ class Session:
         except BaseException:
             self.close()
             raise
+        if self._state.version == 1:
+            warnings.warn(
+                UnchainedTranscriptWarning(
+                    f"{store.name}: a version 1 transcript: its records are not chained, so an "
+                    "edit to one cannot be detected; it is read-only (start a new transcript "
+                    "to record more runs)"
+                ),
+                stacklevel=2,
+            )
         if self._torn is not None:
             self._warn_torn(stacklevel=3)
         return self
 
     def _setup(
-        self, path: Path, fd: int, *, writable: bool, durable: bool, clock: Clock | None
+        self,
+        store: TranscriptStore,
+        *,
+        durable: bool,
+        clock: Clock | None,
+        max_line_bytes: int,
     ) -> None:
-        self._path = path
-        self._fd = fd
-        self._closer = weakref.finalize(self, os.close, fd)
-        self._writable = writable
+        self._store = store
+        self._path = store.path if isinstance(store, FileStore) else Path(store.name)
+        self._writable = store.writable if isinstance(store, FileStore) else True
         self._durable = durable
         self._clock = utc_now if clock is None else clock
-        self._thread_lock = threading.RLock()  # threads of one process share the descriptor
-        self._offset = 0  # bytes of complete records read so far
-        self._lines = 0  # complete lines read so far
-        self._seed = ""
-        self._created = datetime.min.replace(tzinfo=UTC)
+        self._thread_lock = threading.RLock()  # threads of one process share the store
+        self._state = Transcript(store.name, max_line_bytes)
+        self._cursor: object | None = None  # where the records read so far end
+        self._offset = 0  # bytes of complete records read so far (the file store's cursor)
+        self._created = datetime.min
         self._messages: list[Any] = []
         self._last_message_line = 0  # the line of the last message record
         self._last_digest: tuple[int, str] | None = None  # (index, digest) of a recorded message
-        self._sections: dict[str, tuple[str, str]] = {}  # digest -> (name, text)
         self._envelopes: list[Envelope] = []
-        self._contexts: dict[Structure, RunContext] = {}  # each verified context, built once
+        self._contexts: dict[Structure, RunContext] = {}  # each context, built once
         self._torn: TornTail | None = None
         self._repaired: TornTail | None = None
+        self._closed = False
+        _SESSIONS.add(self)
 
     def close(self) -> None:
-        """Close the file descriptor (idempotent)."""
-        self._closer()
+        """Close the store (idempotent)."""
+        self._closed = True
+        self._store.close()
 
     def __enter__(self) -> Session:
         return self
@@ -290,7 +278,7 @@ class Session:
 
     def __repr__(self) -> str:
         return (
-            f"<Session {os.fspath(self._path)!r}: {len(self._messages)} messages, "
+            f"<Session {self._store.name!r}: {len(self._messages)} messages, "
             f"{len(self._envelopes)} runs>"
         )
 
@@ -298,12 +286,28 @@ class Session:
 
     @property
     def path(self) -> Path:
+        """The transcript file (for another store, its name as a path)."""
         return self._path
+
+    @property
+    def store(self) -> TranscriptStore:
+        return self._store
 
     @property
     def seed(self) -> str:
         """The digest of the conversation's message at index 0 when the transcript started."""
-        return self._seed
+        return self._state.seed
+
+    @property
+    def chain(self) -> str:
+        """The last record's chain: keep it elsewhere to detect a rewrite of the whole tail
+        (docs/TRANSCRIPT.md, *What the chain does not do*). Empty for a version 1 file."""
+        return self._state.chain
+
+    @property
+    def version(self) -> int:
+        """The transcript format version of the file (1: unchained, read-only; 2)."""
+        return self._state.version
 
     @property
     def created(self) -> datetime:
@@ -378,17 +382,17 @@ class Session:
         Raises :class:`SeedMismatchError` showing both digests. A RunContext is never part of
         this check: the next run may say something completely different.
         """
-        check_messages(messages)
-        given = message_digest(messages[0], "messages[0]") if len(messages) else None
-        if given != self._seed:
+        check_messages(messages, items=True)
+        given = digest_bytes(message_body(messages[0], "messages[0]")) if len(messages) else None
+        if given != self._state.seed:
             shown = "it is empty" if given is None else f"its message 0 has digest {given}"
             raise SeedMismatchError(
                 f"the conversation does not continue this transcript: {shown}, but the "
-                f"transcript's seed (message 0 when it started) is {self._seed}; pass the "
+                f"transcript's seed (message 0 when it started) is {self._state.seed}; pass the "
                 "conversation it records (session.messages()) or start a new transcript with "
                 "Session.create",
                 path=self._path,
-                recorded=self._seed,
+                recorded=self._state.seed,
                 given=given,
             )
 
@@ -435,7 +439,7 @@ class Session:
         if self._last_digest is None or self._last_digest[0] != last:
             self._last_digest = (last, digest(self._messages[last]))
         expected = self._last_digest[1]
-        given = message_digest(messages[last], f"messages[{last}]")
+        given = digest_bytes(message_body(messages[last], f"messages[{last}]"))
         if given != expected:
             raise ConversationMismatchError(
                 f"the conversation does not continue this transcript: its message {last} has "
@@ -453,12 +457,14 @@ class Session:
 
     def append_messages(self, messages: Sequence[Mapping[str, Any]]) -> None:
         """Append ``messages`` to the recorded conversation, each as one ``message`` record."""
-        check_messages(messages)
+        check_messages(messages, items=True)
         bodies = [message_body(message, f"messages[{i}]") for i, message in enumerate(messages)]
 
-        def build() -> list[bytes]:
-            start = len(self._messages)
-            return [message_line(start + offset, body) for offset, body in enumerate(bodies)]
+        def build() -> tuple[list[bytes], list[bytes], int]:
+            lines = [
+                _write_message(self._state, body, f"messages[{i}]") for i, body in enumerate(bodies)
+            ]
+            return lines, bodies, len(lines)
 
         self._append(build)
 
@@ -473,7 +479,7 @@ class Session:
         ``messages`` is the whole conversation the request carried: it must continue the
         recorded one (:meth:`check_conversation`, checked again under the lock), and the
         messages the transcript does not hold yet are appended. Then come a ``section`` record
-        for each section body not already in the file, the ``run-context`` envelope, and
+        for each section body not already recorded, the ``run-context`` envelope, and
         ``reply`` (if given) as the next message. ``context=None`` is the empty context.
         """
         self.check_seed(messages)
@@ -481,46 +487,57 @@ class Session:
         if not isinstance(context, RunContext):
             raise TypeError(f"context: expected a RunContext, got {type(context).__name__}")
         reply_body = None if reply is None else message_body(_check_reply(reply), "reply")
-        number = [0]  # the run number given under the lock
+        when = timestamp(self._clock)
 
-        def build() -> list[bytes]:
+        def build() -> tuple[list[bytes], list[bytes], int]:
             self._check_continues(messages)
             recorded = len(self._messages)
-            lines = [
-                message_line(index, message_body(messages[index], f"messages[{index}]"))
+            bodies = [
+                message_body(messages[index], f"messages[{index}]")
                 for index in range(recorded, len(messages))
             ]
-            written: set[str] = set()
-            for section in context.sections:
-                if section.digest not in self._sections and section.digest not in written:
-                    written.add(section.digest)
-                    lines.append(section_line(section.digest, section.name, section.text))
-            number[0] = len(self._envelopes) + 1
-            lines.append(
-                run_context_line(number[0], context, timestamp(self._clock), len(messages))
-            )
+            lines = [
+                _write_message(self._state, body, f"messages[{recorded + i}]")
+                for i, body in enumerate(bodies)
+            ]
+            last_message = len(lines)
+            lines.extend(self._state.write_run(context, when, len(messages)))
             if reply_body is not None:
-                lines.append(message_line(len(messages), reply_body))
-            return lines
+                lines.append(_write_message(self._state, reply_body, "reply"))
+                bodies.append(reply_body)
+                last_message = len(lines)
+            return lines, bodies, last_message
 
-        self._append(build, context)
-        envelope = self._envelopes[number[0] - 1]
-        return Run(
-            number=envelope.number,
-            time=envelope.time,
+        self._append(build)
+        envelope = Envelope(
+            number=self._state.runs,
+            time=parse_time(when),
             digest=context.digest,
             messages=len(messages),
-            context=context,
+            structure=structure(context),
         )
+        self._contexts.setdefault(envelope.structure, context)
+        # The envelope goes before the reply's message in the file; its place in the list of
+        # runs is all that matters here.
+        self._envelopes.append(envelope)
+        return self._run(envelope)
 
     def _check_writable(self) -> None:
-        if not self._closer.alive:
-            raise ValueError(f"{os.fspath(self._path)}: the session is closed")
+        if self._closed:
+            raise ValueError(f"{self._store.name}: the session is closed")
         if not self._writable:
             raise ValueError(
-                f"{os.fspath(self._path)}: the session is read-only (opened with "
+                f"{self._store.name}: the session is read-only (opened with "
                 "writable=False, or the file is not writable by this process); open it with "
                 "writable=True to append"
+            )
+        if self._state.version == 1:
+            raise TranscriptVersionError(
+                "a version 1 transcript is read-only: its records are not chained; start a "
+                "new transcript (Session.create) to record more runs",
+                path=self._path,
+                line=None,
+                kind="version",
             )
 
     def _check_not_torn(self) -> None:
@@ -534,53 +551,33 @@ class Session:
                 line=self._torn.line,
             )
 
-    def _append(self, build: Callable[[], list[bytes]], context: RunContext | None = None) -> None:
+    def _append(self, build: Callable[[], tuple[list[bytes], list[bytes], int]]) -> None:
+        """Catch up with other writers, encode, store, and only then take the new records in:
+        if storing fails, the state is as before (complete lines a failed write left behind
+        are read back, and verified, like anyone else's)."""
         self._check_writable()
-        with self._thread_lock, self._file_lock(fcntl.LOCK_EX):
+        with self._thread_lock, self._store.writing():
             # Another writer may have appended since we last looked: read its records first so
-            # message indices, run numbers and section dedupe stay right.
-            self._update_torn(self._read_new(), warn=False)
+            # message indices, run numbers, section dedupe and the chain stay right.
+            self._read_new()
+            if isinstance(self._store, FileStore):
+                self._torn = self._torn_at(self._store.partial)
             self._check_not_torn()
-            lines = build()  # encodes everything before the first write: a bad value writes nothing
-            self._write(lines)
-            for data in lines:
-                self._apply(data[:-1], trusted=True, context=context)
+            self._state.begin()
+            try:
+                lines, bodies, last_message = build()  # all encoded before the first write
+                self._store.append(lines)
+            except BaseException:
+                self._state.rollback()
+                raise
+            self._state.commit()
+            self._offset += sum(len(line) for line in lines)
+            self._cursor = self._offset if isinstance(self._store, FileStore) else None
+            self._messages.extend(json_value(body) for body in bodies)
+            if last_message:
+                self._last_message_line = self._state.lines - len(lines) + last_message
 
-    def _write(self, lines: list[bytes]) -> None:
-        """Write each line with one ``write`` (finishing a short one under the lock), then
-        ``fsync`` once if durable: one fsync makes the whole batch durable."""
-        written = 0
-        try:
-            for data in lines:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(self._fd, view) :]
-                written += 1
-            if self._durable:
-                os.fsync(self._fd)
-        except BaseException as error:
-            # A failed or interrupted write (disk full, a signal) must not leave a torn line for
-            # the next writer to glue its record onto. Its complete lines stay, as a crash at
-            # this point would leave them: a lock-free reader may already have read them.
-            complete = self._offset + sum(len(data) for data in lines[:written])
-            with suppress(OSError):  # if this fails too, the next open reports a torn line
-                os.ftruncate(self._fd, complete)
-            if written:
-                error.add_note(
-                    f"runcontext: {written} of the {len(lines)} records of this append were "
-                    f"written to {os.fspath(self._path)} before it failed"
-                )
-            raise
-
-    # --- locking and reading the file -------------------------------------------------------
-
-    @contextmanager
-    def _file_lock(self, operation: int) -> Iterator[None]:
-        fcntl.flock(self._fd, operation)
-        try:
-            yield
-        finally:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+    # --- reading the store ------------------------------------------------------------------
 
     def _refresh(self, *, warn: bool) -> None:
         """Read new complete records without a lock (the caller holds the thread lock).
@@ -590,171 +587,120 @@ class Session:
         is left for later; otherwise it is read again under a shared lock (the writer may have
         finished in between), and what is still partial is torn.
         """
-        if not self._closer.alive:
-            raise ValueError(f"{os.fspath(self._path)}: the session is closed")
-        partial = self._read_new()
+        if self._closed:
+            raise ValueError(f"{self._store.name}: the session is closed")
+        self._read_new()
+        store = self._store
+        if not isinstance(store, FileStore):
+            return
+        partial = store.partial
         if partial:
-            try:
-                fcntl.flock(self._fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
+            if store.writer_active():
                 partial = 0  # a writer holds the lock: an append in progress, not a torn line
             else:
-                try:
-                    partial = self._read_new()
-                finally:
-                    fcntl.flock(self._fd, fcntl.LOCK_UN)
-        self._update_torn(partial, warn=warn)
-
-    def _read_new(self) -> int:
-        """Apply the complete lines appended since the last read; return the length of a
-        partial last line (0 if the file ends with a newline)."""
-        size = os.fstat(self._fd).st_size
-        if size < self._offset:
-            raise TranscriptError(
-                f"the file is {size} bytes, shorter than the {self._offset} bytes of records "
-                "already read: another program truncated or rewrote it; reopen it",
-                path=self._path,
-                line=None,
-            )
-        chunks: list[bytes] = []
-        position = self._offset
-        while position < size:
-            chunk = os.pread(self._fd, size - position, position)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            position += len(chunk)
-        data = b"".join(chunks)
-        end = data.rfind(b"\n") + 1
-        start = 0
-        while start < end:
-            stop = data.index(b"\n", start)
-            self._apply(data[start:stop], trusted=False)
-            start = stop + 1
-        return len(data) - end
-
-    def _update_torn(self, partial: int, *, warn: bool) -> None:
+                with store.shared():
+                    self._read_new()
+                    partial = store.partial
         previous = self._torn
-        self._torn = (
-            TornTail(line=self._lines + 1, offset=self._offset, length=partial) if partial else None
-        )
+        self._torn = self._torn_at(partial)
         if warn and self._torn is not None and self._torn != previous:
             self._warn_torn(stacklevel=5)  # the caller of messages(), runs(), refresh(), …
+
+    def _read_new(self) -> None:
+        """Read and apply every complete record stored after the cursor."""
+        while True:
+            try:
+                lines, cursor = self._store.read(self._cursor)
+            except LineTooLong as error:
+                for raw in error.lines:
+                    self._apply(raw)
+                self._cursor = self._offset = error.cursor
+                raise TranscriptFormatError(
+                    f"the record is longer than the {error.cap}-byte line cap (it was not "
+                    "read into memory); if the transcript is genuine, open it with a larger "
+                    "max_line_bytes",
+                    path=self._path,
+                    line=self._state.lines + 1,
+                    kind="too-long",
+                ) from None
+            for raw in lines:
+                self._apply(raw)
+            if cursor == self._cursor or not lines:
+                self._cursor = cursor
+                if isinstance(cursor, int):
+                    self._offset = cursor
+                return
+            self._cursor = cursor
+            if isinstance(cursor, int):
+                self._offset = cursor
+
+    def _torn_at(self, partial: int) -> TornTail | None:
+        if not partial:
+            return None
+        return TornTail(line=self._state.lines + 1, offset=self._offset, length=partial)
 
     def _warn_torn(self, *, stacklevel: int) -> None:
         torn = self._torn
         assert torn is not None
         warnings.warn(
             TornTranscriptWarning(
-                f"{os.fspath(self._path)}:{torn.line}: the last record is torn ({torn.length} "
+                f"{self._store.name}:{torn.line}: the last record is torn ({torn.length} "
                 "bytes without a newline, probably a writer killed mid-append); the "
-                f"{self._lines} complete records before it are readable; open with "
+                f"{self._state.lines} complete records before it are readable; open with "
                 "repair=True to truncate it before appending"
             ),
             stacklevel=stacklevel,
         )
 
     def _check_header(self) -> None:
-        if self._lines == 0:
+        if self._state.lines == 0:
             raise TranscriptFormatError(
                 "no header record: the file is empty or holds only a torn first line; "
                 "it is not a transcript (create one with Session.create)",
                 path=self._path,
                 line=1,
+                kind="blank-line",
             )
 
-    # --- parsing records --------------------------------------------------------------------
-
-    def _apply(self, raw: bytes, *, trusted: bool, context: RunContext | None = None) -> None:
-        """Ingest one complete line and move past it, or, if that fails or is interrupted,
-        leave the session as it was: what it holds always matches the file up to its offset."""
-        mark = _Mark(
-            self._offset,
-            self._lines,
-            len(self._messages),
-            len(self._envelopes),
-            self._last_message_line,
-        )
-        try:
-            self._ingest(raw, mark.lines + 1, trusted=trusted, context=context)
-            self._offset = mark.offset + len(raw) + 1
-            self._lines = mark.lines + 1
-        except BaseException:
-            self._offset, self._lines = mark.offset, mark.lines
-            del self._messages[mark.messages :]
-            del self._envelopes[mark.envelopes :]
-            self._last_message_line = mark.last_message_line
-            raise
-
-    def _ingest(
-        self, raw: bytes, line: int, *, trusted: bool, context: RunContext | None = None
-    ) -> None:
-        """Parse, verify and apply one complete line (without its newline).
-
-        ``trusted`` lines are the ones this session just wrote: their canonical form, section
-        digests and the digest of ``context`` (the run's own) are known already.
-        """
-        record = parse_line(raw, self._path, line, trusted=trusted)
-        kind = record["type"]
-        if kind == "header" or line == 1:
-            self._seed, self._created = read_header(record, self._path, line)
-            return
-        check_fields(record, self._path, line)
+    def _apply(self, raw: bytes) -> None:
+        """Verify one complete line (the core checks every rule) and take it in."""
+        item = self._state.read_line(raw)
+        kind = item[0]
         if kind == "message":
-            index = len(self._messages)
-            self._messages.append(read_message(record, self._path, line, index=index))
-            self._last_message_line = line
-        elif kind == "section":
-            recorded, body = read_section(record, self._path, line, verify=not trusted)
-            # A repeated identical body is harmless (its digest matched); writers never write one.
-            self._sections[recorded] = body
-        else:
-            envelope = read_run_context(
-                record,
-                self._path,
-                line,
-                number=len(self._envelopes) + 1,
-                recorded_messages=len(self._messages),
-                sections=self._sections,
+            self._messages.append(item[2])
+            self._last_message_line = self._state.lines
+        elif kind == "run-context":
+            _, number, recorded, time, messages, sections, facts = item
+            self._envelopes.append(
+                Envelope(
+                    number=number,
+                    time=parse_time(time),
+                    digest=recorded,
+                    messages=messages,
+                    structure=(sections, facts),
+                )
             )
-            self._add_run(envelope, line, context if trusted else None)
+        elif kind == "header":
+            self._created = parse_time(item[3])
 
-    def _add_run(self, envelope: Envelope, line: int, known: RunContext | None) -> None:
-        """Verify a run's context digest, building its context once per distinct structure."""
+    def _context(self, envelope: Envelope) -> RunContext:
+        """The run's context, built from the transcript on first use (the core verified its
+        digest when it read the record) and shared by every run with the same structure."""
         context = self._contexts.get(envelope.structure)
         if context is None:
-            if known is not None and known.digest == envelope.digest:
-                context = known  # this session's own run: the context it was given
-            else:
-                context = self._build_context(envelope.structure, envelope.number, line)
-        if context.digest != envelope.digest:
-            raise TranscriptDigestError(
-                f"run {envelope.number}'s context rebuilt from the transcript has digest "
-                f"{context.digest}, but its envelope records {envelope.digest}: the file was "
-                "altered",
-                path=self._path,
-                line=line,
-            )
-        self._contexts[envelope.structure] = context
-        self._envelopes.append(envelope)
-
-    def _build_context(self, recorded: Structure, number: int, line: int) -> RunContext:
-        sections, facts = recorded
-        head = [self._sections[d] for position, _, d in sections if position == "head"]
-        tail = [self._sections[d] for position, _, d in sections if position == "tail"]
-        try:
-            context = RunContext(head_sections=head, facts=facts, tail_sections=tail)
-        except (RunContextError, ValueError, TypeError) as error:
-            fail(self._path, line, f"run {number}'s context cannot be rebuilt: {error}")
-        if structure(context) != recorded:
-            # The envelope names entries a RunContext would drop or change (an empty section,
-            # text with trailing whitespace): a writer never records those.
-            fail(
-                self._path,
-                line,
-                f"run {number}'s sections and facts are not those of a RunContext built from "
-                "them (an entry is empty or not normalised): the file was altered",
-            )
+            sections, facts = envelope.structure
+            bodies: dict[str, tuple[str, str]] = {}
+            for _, _, held in sections:
+                body = self._state.section(held)
+                assert body is not None  # the core checked every digest is recorded
+                bodies[held] = body
+            head = [bodies[d] for position, _, d in sections if position == "head"]
+            tail = [bodies[d] for position, _, d in sections if position == "tail"]
+            try:
+                context = RunContext(head_sections=head, facts=facts, tail_sections=tail)
+            except RunContextError as error:  # the core refused this record already
+                raise AssertionError(f"run {envelope.number}: {error}") from error
+            self._contexts[envelope.structure] = context
         return context
 
     def _run(self, envelope: Envelope) -> Run:
@@ -763,13 +709,25 @@ class Session:
             time=envelope.time,
             digest=envelope.digest,
             messages=envelope.messages,
-            context=self._contexts[envelope.structure],
+            context=self._context(envelope),
         )
 
 
-def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_CLOEXEC)
+def _store(
+    target: str | os.PathLike[str] | TranscriptStore, *, durable: bool, max_line_bytes: int
+) -> TranscriptStore:
+    if isinstance(target, str | os.PathLike):
+        return FileStore(target, durable=durable, max_line_bytes=max_line_bytes)
+    if isinstance(target, TranscriptStore):
+        return target
+    raise TypeError(f"path: expected a file path or a TranscriptStore, got {type(target).__name__}")
+
+
+def _write_message(state: Transcript, body: bytes, argument: str) -> bytes:
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        line: bytes = state.write_message(body)
+    except ValueError as error:
+        raise ValueError(
+            f"{argument}: the message cannot be stored in a transcript: {error}"
+        ) from None
+    return line

@@ -4,6 +4,8 @@
 //! * [`parse`]: a strict JSON text parser that refuses what JCS cannot represent.
 //! * [`digest`]: `blake3:`-prefixed digests of bytes and of canonical JSON.
 //! * [`runcontext`]: validation, rendering and digests of a [`RunContext`] (format v1).
+//! * [`transcript`]: the transcript record format (version 2): canonical lines, the record
+//!   chain, and the strict, ordered verification of each line.
 //!
 //! Front ends (the Python binding, a Rust program) convert their own values and call these;
 //! no rule of the format lives anywhere else. `docs/FORMAT.md` is the normative text.
@@ -31,6 +33,7 @@ mod number;
 pub mod parse;
 pub mod path;
 pub mod runcontext;
+pub mod transcript;
 pub mod value;
 
 pub use args::{Arg, ArgError, ArgNode, Shape};

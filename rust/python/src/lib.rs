@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 mod canonical;
 mod errors;
 mod runcontext;
+mod transcript;
 
 // The raw walk over dicts and lists relies on the GIL: no free-threaded build.
 #[pymodule(gil_used = true)]
@@ -20,5 +21,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(canonical::digest, m)?)?;
     m.add_function(wrap_pyfunction!(canonical::digest_bytes, m)?)?;
     m.add_class::<runcontext::RunContext>()?;
+    m.add_class::<transcript::Transcript>()?;
+    m.add_function(wrap_pyfunction!(transcript::json_value, m)?)?;
+    m.add(
+        "TRANSCRIPT_VERSION",
+        runcontext_core::transcript::TRANSCRIPT_VERSION,
+    )?;
+    m.add(
+        "DEFAULT_MAX_LINE_BYTES",
+        runcontext_core::transcript::DEFAULT_MAX_LINE_BYTES,
+    )?;
     Ok(())
 }

@@ -1,0 +1,304 @@
+"""The file store: a transcript as an append-only JSONL file, locked with ``flock``.
+
+Writers append under an exclusive ``flock``, each record with one ``write`` of the whole line
+on an ``O_APPEND`` descriptor, so lines never interleave and a crash leaves at most one torn
+last line. Readers take no lock. The file is read in bounded chunks, so a huge or sparse file
+costs at most the line cap in memory. See docs/TRANSCRIPT.md (*Crash safety*, *Concurrent
+writers and readers*, *Limits*).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import stat
+import uuid
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from runcontext.transcript.errors import TranscriptError
+from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES
+
+__all__ = ["FileStore", "LineTooLong"]
+
+# Why opening a file for writing failed when it can still be read: fall back to read-only.
+_READ_ONLY_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+_CHUNK = 1 << 20  # bytes read per system call: the reader's buffer, beside the line cap
+
+
+class LineTooLong(Exception):
+    """A record longer than the cap; ``lines`` are the complete lines read before it."""
+
+    def __init__(self, lines: list[bytes], cursor: int, cap: int) -> None:
+        super().__init__(f"a record is longer than the {cap}-byte line cap")
+        self.lines = lines
+        self.cursor = cursor
+        self.cap = cap
+
+
+def _describe_kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+class FileStore:
+    """One transcript file (implements :class:`~runcontext.transcript.store.TranscriptStore`).
+
+    ``FileStore(path)`` opens nothing; :meth:`open` opens an existing file, :meth:`create`
+    makes a new one. ``writable=None`` opens for appending when this process may write the
+    file and read-only otherwise; ``True`` insists (``PermissionError``); ``False`` only reads.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        durable: bool = False,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    ) -> None:
+        self._path = Path(path)
+        self._durable = durable
+        self._max_line_bytes = max_line_bytes
+        self._fd = -1
+        self._pid = os.getpid()
+        self._writable = False
+        self._closer: weakref.finalize[..., FileStore] | None = None
+        self.partial = 0  # bytes after the last newline at the end of the last read
+
+    # --- the protocol ---------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return os.fspath(self._path)
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def writable(self) -> bool:
+        return self._writable
+
+    @property
+    def is_open(self) -> bool:
+        return self._closer is not None and self._closer.alive
+
+    def create(self, lines: Sequence[bytes]) -> None:
+        """Write ``lines`` aside and hard-link the file into place: complete or absent, and an
+        existing file is never overwritten (``FileExistsError``)."""
+        data = b"".join(lines)
+        target = self._path
+        temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                if self._durable:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            try:  # link() fails if the target exists; a reader never sees a partial header
+                os.link(temporary, target)
+            except FileExistsError:
+                raise FileExistsError(
+                    errno.EEXIST,
+                    f"{self.name} already exists; open it with Session.open(path) to resume "
+                    "it, or choose another path",
+                ) from None
+        finally:
+            os.unlink(temporary)
+        if self._durable:
+            _fsync_directory(target.parent)
+
+    def open(self, *, writable: bool | None) -> None:
+        """Open the existing file. Anything but a regular file is refused before it is read
+        (a FIFO would block a reader forever)."""
+        flags = os.O_CLOEXEC | os.O_NONBLOCK  # O_NONBLOCK: opening a FIFO must not block
+        can_write = writable is not False
+        fd = -1
+        if can_write:
+            try:
+                fd = os.open(self._path, flags | os.O_RDWR | os.O_APPEND)
+            except FileNotFoundError:
+                raise self._missing() from None
+            except IsADirectoryError:
+                fd = -1  # reported below, as for any other non-regular file
+            except OSError as error:
+                if error.errno not in _READ_ONLY_ERRNOS:
+                    raise
+                if writable:
+                    raise PermissionError(
+                        error.errno,
+                        f"{self.name}: cannot be opened for appending "
+                        f"({os.strerror(error.errno or 0)}); open it with writable=False (or "
+                        "the default) to read it",
+                    ) from None
+                can_write = False
+        if fd < 0:
+            try:
+                fd = os.open(self._path, flags | os.O_RDONLY)
+            except FileNotFoundError:
+                raise self._missing() from None
+            can_write = False
+        try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise TranscriptError(
+                    f"{_describe_kind(mode)}, not a regular file: a transcript is a regular "
+                    "file (nothing was read from it)",
+                    path=self._path,
+                    line=None,
+                )
+            os.set_blocking(fd, True)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        self._writable = can_write
+        self._pid = os.getpid()
+        self._closer = weakref.finalize(self, os.close, fd)
+
+    def _missing(self) -> FileNotFoundError:
+        return FileNotFoundError(
+            errno.ENOENT,
+            f"No such file: {self.name}; start a transcript with Session.create(path, messages)",
+        )
+
+    def close(self) -> None:
+        if self._closer is not None:
+            self._closer()
+
+    def read(self, cursor: object | None) -> tuple[list[bytes], int]:
+        """The complete lines after byte offset ``cursor``, in chunks: memory stays within the
+        line cap plus one chunk. :attr:`partial` is then the length of an incomplete last line
+        (0 if the file ends with a newline)."""
+        position = 0 if cursor is None else int(cursor)  # type: ignore[call-overload]
+        size = os.fstat(self._fd).st_size
+        if size < position:
+            raise TranscriptError(
+                f"the file is {size} bytes, shorter than the {position} bytes of records "
+                "already read: another program truncated or rewrote it; reopen it",
+                path=self._path,
+                line=None,
+            )
+        lines: list[bytes] = []
+        pending = bytearray()
+        while position + len(pending) < size:
+            chunk = os.pread(
+                self._fd, min(_CHUNK, size - position - len(pending)), position + len(pending)
+            )
+            if not chunk:
+                break
+            scanned = len(pending)
+            pending += chunk
+            start = 0
+            newline = pending.find(b"\n", scanned)
+            while newline >= 0:
+                lines.append(bytes(pending[start:newline]))
+                start = newline + 1
+                newline = pending.find(b"\n", start)
+            if start:
+                del pending[:start]
+                position += start
+            if len(pending) > self._max_line_bytes:
+                raise LineTooLong(lines, position, self._max_line_bytes)
+        self.partial = len(pending)
+        return lines, position
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the exclusive lock for one append. A process forked from the one that opened
+        the file first opens a descriptor of its own: an inherited descriptor shares the
+        parent's lock, which would then exclude nobody."""
+        self._own_descriptor()
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def append(self, lines: Sequence[bytes]) -> None:
+        """Write each line with one ``write`` (finishing a short one under the lock), then
+        ``fsync`` once if durable: one fsync makes the whole batch durable."""
+        start = os.fstat(self._fd).st_size
+        written = 0
+        try:
+            for data in lines:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self._fd, view) :]
+                written += 1
+            if self._durable:
+                os.fsync(self._fd)
+        except BaseException as error:
+            # A failed or interrupted write (disk full, a signal) must not leave a torn line for
+            # the next writer to glue its record onto. Its complete lines stay, as a crash at
+            # this point would leave them: a lock-free reader may already have read them.
+            complete = start + sum(len(data) for data in lines[:written])
+            with suppress(OSError):  # if this fails too, the next open reports a torn line
+                os.ftruncate(self._fd, complete)
+            if written:
+                error.add_note(
+                    f"runcontext: {written} of the {len(lines)} records of this append were "
+                    f"written to {self.name} before it failed"
+                )
+            raise
+
+    # --- what only a file has -------------------------------------------------------------
+
+    def _own_descriptor(self) -> None:
+        if os.getpid() == self._pid:
+            return
+        # A forked child: its copy of the descriptor shares the parent's open file
+        # description, and so its flock. Open the file anew for this process.
+        fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+        if self._closer is not None:
+            self._closer.detach()
+        with suppress(OSError):
+            os.close(self._fd)  # the child's copy; the parent's descriptor is unaffected
+        self._fd = fd
+        self._pid = os.getpid()
+        self._closer = weakref.finalize(self, os.close, fd)
+
+    def writer_active(self) -> bool:
+        """Whether another writer holds the lock now (without waiting for it)."""
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        return False
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        fcntl.flock(self._fd, fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def truncate(self, size: int) -> None:
+        os.ftruncate(self._fd, size)
+        if self._durable:
+            os.fsync(self._fd)
+
+
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,1418 @@
+//! The transcript record format (docs/TRANSCRIPT.md, version 2): each record one canonical
+//! JSON line carrying a running `chain` digest, read back strictly and verified in order.
+//!
+//! [`Transcript`] is the state a reader and a writer share: the chain so far, the next
+//! message index and run number, the seed, and the section bodies recorded. Reading a line
+//! ([`Transcript::read_line`]) and writing one (`write_*`) move it the same way, so a file
+//! written here always reads back, and a line read here was checked against every rule in
+//! the order of the spec's refusal table. Storage (files, locks, databases) is the caller's.
+//!
+//! ```
+//! use runcontext_core::transcript::{Item, Transcript};
+//! use runcontext_core::{Entry, RunContext};
+//!
+//! let mut writer = Transcript::new();
+//! let message = br#"{"content":"hi","role":"user"}"#;
+//! let mut file = writer.write_header(&runcontext_core::digest_bytes(message), "2026-12-01T09:00:00Z")?;
+//! file.extend(writer.write_message(message)?);
+//! let context = RunContext::new(vec![], vec![Entry::new("date", Some("2026-12-01"))], vec![])?;
+//! for line in writer.write_sections(&context) {
+//!     file.extend(line);
+//! }
+//! file.extend(writer.write_run(&context, "2026-12-01T09:00:01Z", 1)?);
+//!
+//! let mut reader = Transcript::new();
+//! let items: Vec<Item> = file
+//!     .split(|&b| b == b'\n')
+//!     .filter(|line| !line.is_empty())
+//!     .map(|line| reader.read_line(line))
+//!     .collect::<Result<_, _>>()?;
+//! assert!(matches!(&items[2], Item::Run(envelope) if envelope.digest == context.digest()));
+//! assert_eq!(reader.chain(), writer.chain());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::canonical::{write_str, MAX_DEPTH};
+use crate::digest::{digest_bytes, DIGEST_PREFIX};
+use crate::parse::{parse, ParseErrorKind};
+use crate::runcontext::{Entry, Position, RunContext, FORMAT_VERSION};
+use crate::value::Value;
+use crate::CanonicalErrorKind;
+
+/// The `format` member of every header.
+pub const TRANSCRIPT_FORMAT: &str = "runcontext-transcript";
+/// The version this crate writes; it reads 1 (unchained) and 2.
+pub const TRANSCRIPT_VERSION: u32 = 2;
+/// The default cap on one record's length in bytes (docs/TRANSCRIPT.md, Limits).
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+const DIGEST_LEN: usize = DIGEST_PREFIX.len() + 64;
+const CHAIN_OPEN: &[u8] = br#"{"chain":""#;
+
+/// The refusal kinds of docs/TRANSCRIPT.md, in the order the checks run on one line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorKind {
+    TooLong,
+    BlankLine,
+    NotJson,
+    TooDeep,
+    NotCanonical,
+    NotAnObject,
+    UnknownType,
+    Header,
+    Version,
+    Members,
+    MemberValue,
+    Chain,
+    Seed,
+    Index,
+    Run,
+    SectionDigest,
+    DanglingSection,
+    Context,
+    ContextDigest,
+}
+
+impl ErrorKind {
+    /// The stable identifier used by the vectors and the exceptions' `.kind`.
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::TooLong => "too-long",
+            Self::BlankLine => "blank-line",
+            Self::NotJson => "not-json",
+            Self::TooDeep => "too-deep",
+            Self::NotCanonical => "not-canonical",
+            Self::NotAnObject => "not-an-object",
+            Self::UnknownType => "unknown-type",
+            Self::Header => "header",
+            Self::Version => "version",
+            Self::Members => "members",
+            Self::MemberValue => "member-value",
+            Self::Chain => "chain",
+            Self::Seed => "seed",
+            Self::Index => "index",
+            Self::Run => "run",
+            Self::SectionDigest => "section-digest",
+            Self::DanglingSection => "dangling-section",
+            Self::Context => "context",
+            Self::ContextDigest => "context-digest",
+        }
+    }
+
+    /// Whether the refusal means the content does not match a digest (the file was altered).
+    pub fn is_digest(self) -> bool {
+        matches!(
+            self,
+            Self::Chain | Self::Seed | Self::SectionDigest | Self::ContextDigest
+        )
+    }
+}
+
+/// A refused line: its kind, its 1-based line number and what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranscriptError {
+    pub kind: ErrorKind,
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for TranscriptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+impl std::error::Error for TranscriptError {}
+
+/// A refused write: what the caller passed cannot be recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteError(pub String);
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for WriteError {}
+
+/// One section as a run-context envelope names it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SectionRef {
+    pub position: Position,
+    pub name: String,
+    pub digest: String,
+}
+
+/// A `run-context` record, verified.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    pub run: usize,
+    pub digest: String,
+    pub time: String,
+    pub messages: usize,
+    pub sections: Vec<SectionRef>,
+    pub facts: Vec<(String, String)>,
+}
+
+/// What one line held, once verified.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    Header {
+        version: u32,
+        seed: String,
+        time: String,
+    },
+    /// `message` is the message's exact canonical bytes (a slice of the line).
+    Message {
+        index: usize,
+        value: Value,
+        body: Vec<u8>,
+    },
+    Section {
+        digest: String,
+        name: String,
+    },
+    Run(Envelope),
+}
+
+type Structure = (Vec<SectionRef>, Vec<(String, String)>);
+
+/// What a batch of writes changed, to undo if the batch is not stored.
+#[derive(Debug, Clone, Default)]
+struct Mark {
+    lines: usize,
+    chain: String,
+    messages: usize,
+    runs: usize,
+    sections: Vec<String>,
+    verified: Vec<Structure>,
+}
+
+/// The state shared by reading and writing one transcript.
+#[derive(Debug, Clone, Default)]
+pub struct Transcript {
+    lines: usize,
+    chain: String,
+    version: u32,
+    seed: String,
+    messages: usize,
+    runs: usize,
+    sections: HashMap<String, (Arc<str>, Arc<str>)>,
+    /// Each distinct (sections, facts) already verified, with its digest: runs repeating
+    /// one context are rebuilt once.
+    verified: HashMap<Structure, String>,
+    mark: Option<Mark>,
+    max_line_bytes: usize,
+}
+
+impl Transcript {
+    pub fn new() -> Self {
+        Self::with_max_line_bytes(DEFAULT_MAX_LINE_BYTES)
+    }
+
+    pub fn with_max_line_bytes(max_line_bytes: usize) -> Self {
+        Self {
+            max_line_bytes,
+            ..Self::default()
+        }
+    }
+
+    /// Complete lines read or written so far.
+    pub fn lines(&self) -> usize {
+        self.lines
+    }
+    /// The chain of the last line (empty before the header; empty for version 1).
+    pub fn chain(&self) -> &str {
+        &self.chain
+    }
+    /// The header's version (0 before the header).
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+    pub fn seed(&self) -> &str {
+        &self.seed
+    }
+    /// Conversation messages recorded so far.
+    pub fn messages(&self) -> usize {
+        self.messages
+    }
+    /// Runs recorded so far.
+    pub fn runs(&self) -> usize {
+        self.runs
+    }
+    /// The name and text of the section recorded under `digest`.
+    pub fn section(&self, digest: &str) -> Option<(&str, &str)> {
+        self.sections.get(digest).map(|(n, t)| (&**n, &**t))
+    }
+    pub fn max_line_bytes(&self) -> usize {
+        self.max_line_bytes
+    }
+
+    // --- batches ------------------------------------------------------------------------
+
+    /// Start a batch of writes that [`Self::rollback`] can undo (a store that failed to keep
+    /// them). A batch already open is committed first.
+    pub fn begin(&mut self) {
+        self.mark = Some(Mark {
+            lines: self.lines,
+            chain: self.chain.clone(),
+            messages: self.messages,
+            runs: self.runs,
+            ..Mark::default()
+        });
+    }
+
+    /// Keep what the batch wrote.
+    pub fn commit(&mut self) {
+        self.mark = None;
+    }
+
+    /// Forget what the batch wrote: the state is as it was at [`Self::begin`].
+    pub fn rollback(&mut self) {
+        if let Some(mark) = self.mark.take() {
+            self.lines = mark.lines;
+            self.chain = mark.chain;
+            self.messages = mark.messages;
+            self.runs = mark.runs;
+            for digest in mark.sections {
+                self.sections.remove(&digest);
+            }
+            for structure in mark.verified {
+                self.verified.remove(&structure);
+            }
+        }
+    }
+
+    fn note_section(&mut self, digest: &str) {
+        if let Some(mark) = &mut self.mark {
+            mark.sections.push(digest.to_owned());
+        }
+    }
+
+    fn note_verified(&mut self, structure: &Structure) {
+        if let Some(mark) = &mut self.mark {
+            mark.verified.push(structure.clone());
+        }
+    }
+
+    // --- writing ------------------------------------------------------------------------
+
+    /// Chain `body` (a record's canonical JSON without `chain`) onto the state: the line,
+    /// newline included.
+    fn chained(&mut self, body: &[u8]) -> Vec<u8> {
+        let chain = chain_of(&self.chain, body);
+        let mut line = Vec::with_capacity(body.len() + DIGEST_LEN + 13);
+        line.extend_from_slice(CHAIN_OPEN);
+        line.extend_from_slice(chain.as_bytes());
+        line.extend_from_slice(b"\",");
+        line.extend_from_slice(&body[1..]);
+        line.push(b'\n');
+        self.chain = chain;
+        self.lines += 1;
+        line
+    }
+
+    /// The header line; the state must be empty.
+    pub fn write_header(&mut self, seed: &str, time: &str) -> Result<Vec<u8>, WriteError> {
+        if self.lines != 0 {
+            return Err(WriteError("a transcript has one header, on line 1".into()));
+        }
+        if !is_digest(seed) {
+            return Err(WriteError(format!("seed: not a blake3 digest: {seed:?}")));
+        }
+        check_time(time).map_err(WriteError)?;
+        let mut body = Vec::with_capacity(160);
+        body.extend_from_slice(br#"{"context_format":"#);
+        body.extend_from_slice(FORMAT_VERSION.to_string().as_bytes());
+        body.extend_from_slice(br#","format":""#);
+        body.extend_from_slice(TRANSCRIPT_FORMAT.as_bytes());
+        body.extend_from_slice(br#"","seed":""#);
+        body.extend_from_slice(seed.as_bytes());
+        body.extend_from_slice(br#"","time":""#);
+        body.extend_from_slice(time.as_bytes());
+        body.extend_from_slice(br#"","type":"header","version":"#);
+        body.extend_from_slice(TRANSCRIPT_VERSION.to_string().as_bytes());
+        body.push(b'}');
+        self.version = TRANSCRIPT_VERSION;
+        self.seed = seed.to_owned();
+        Ok(self.chained(&body))
+    }
+
+    /// The next `message` line around `message`, the message's canonical JSON (as
+    /// `canonical_json` returns it). Refuses a message the reader would refuse: one nested
+    /// so deep that the record exceeds [`MAX_DEPTH`], or the first message without the seed.
+    pub fn write_message(&mut self, message: &[u8]) -> Result<Vec<u8>, WriteError> {
+        self.check_writable()?;
+        let depth = nesting(message);
+        if depth >= MAX_DEPTH {
+            return Err(WriteError(format!(
+                "the message nests {depth} arrays and objects deep; a transcript record holds \
+                 at most {} (the record itself is one more, and MAX_DEPTH is {MAX_DEPTH}), so \
+                 it could not be read back",
+                MAX_DEPTH - 1
+            )));
+        }
+        if self.messages == 0 && digest_bytes(message) != self.seed {
+            return Err(WriteError(
+                "message 0 does not have the transcript's seed digest".into(),
+            ));
+        }
+        let mut body = Vec::with_capacity(message.len() + 48);
+        body.extend_from_slice(br#"{"index":"#);
+        body.extend_from_slice(self.messages.to_string().as_bytes());
+        body.extend_from_slice(br#","message":"#);
+        body.extend_from_slice(message);
+        body.extend_from_slice(br#","type":"message"}"#);
+        self.messages += 1;
+        Ok(self.chained(&body))
+    }
+
+    /// A `section` line for each of `context`'s sections the transcript does not hold yet.
+    pub fn write_sections(&mut self, context: &RunContext) -> Vec<Vec<u8>> {
+        context
+            .sections()
+            .iter()
+            .filter_map(|s| self.write_section(&s.name, &s.text))
+            .collect()
+    }
+
+    /// The `section` line of one body, or `None` when the transcript holds it already.
+    pub fn write_section(&mut self, name: &str, text: &str) -> Option<Vec<u8>> {
+        let digest = crate::runcontext::section_digest(name, text);
+        if self.sections.contains_key(&digest) {
+            return None;
+        }
+        let mut body = Vec::with_capacity(text.len() + name.len() + 120);
+        body.extend_from_slice(br#"{"digest":""#);
+        body.extend_from_slice(digest.as_bytes());
+        body.extend_from_slice(br#"","name":"#);
+        write_str(&mut body, name);
+        body.extend_from_slice(br#","text":"#);
+        write_str(&mut body, text);
+        body.extend_from_slice(br#","type":"section"}"#);
+        self.sections
+            .insert(digest.clone(), (Arc::from(name), Arc::from(text)));
+        self.note_section(&digest);
+        Some(self.chained(&body))
+    }
+
+    /// The `run-context` line of the next run, sent with `messages` conversation messages.
+    /// Its sections must have been written ([`Self::write_sections`]).
+    pub fn write_run(
+        &mut self,
+        context: &RunContext,
+        time: &str,
+        messages: usize,
+    ) -> Result<Vec<u8>, WriteError> {
+        let sections: Vec<SectionRef> = context
+            .sections()
+            .iter()
+            .map(|s| SectionRef {
+                position: s.position,
+                name: s.name.clone(),
+                digest: s.digest.clone(),
+            })
+            .collect();
+        self.write_envelope(context.digest(), &sections, context.facts(), time, messages)
+    }
+
+    /// [`Self::write_run`] from a context's parts, for front ends that hold a context of
+    /// their own (its digest, sections in render order and facts, as `RunContext` gives them).
+    pub fn write_envelope(
+        &mut self,
+        digest: &str,
+        sections: &[SectionRef],
+        facts: &[(String, String)],
+        time: &str,
+        messages: usize,
+    ) -> Result<Vec<u8>, WriteError> {
+        self.check_writable()?;
+        check_time(time).map_err(WriteError)?;
+        if messages > self.messages {
+            return Err(WriteError(format!(
+                "the run carried {messages} messages but the transcript records {}",
+                self.messages
+            )));
+        }
+        if let Some(missing) = sections
+            .iter()
+            .find(|s| !matches!(self.sections.get(&s.digest), Some((name, _)) if **name == *s.name))
+        {
+            return Err(WriteError(format!(
+                "section {:?} is not recorded yet: write_sections first",
+                missing.name
+            )));
+        }
+        let mut body = Vec::with_capacity(256);
+        body.extend_from_slice(br#"{"digest":""#);
+        body.extend_from_slice(digest.as_bytes());
+        body.extend_from_slice(br#"","facts":["#);
+        for (i, (name, value)) in facts.iter().enumerate() {
+            if i > 0 {
+                body.push(b',');
+            }
+            body.push(b'[');
+            write_str(&mut body, name);
+            body.push(b',');
+            write_str(&mut body, value);
+            body.push(b']');
+        }
+        body.extend_from_slice(br#"],"messages":"#);
+        body.extend_from_slice(messages.to_string().as_bytes());
+        body.extend_from_slice(br#","run":"#);
+        body.extend_from_slice((self.runs + 1).to_string().as_bytes());
+        body.extend_from_slice(br#","sections":["#);
+        for (i, section) in sections.iter().enumerate() {
+            if i > 0 {
+                body.push(b',');
+            }
+            body.extend_from_slice(br#"{"digest":""#);
+            body.extend_from_slice(section.digest.as_bytes());
+            body.extend_from_slice(br#"","name":"#);
+            write_str(&mut body, &section.name);
+            body.extend_from_slice(br#","position":""#);
+            body.extend_from_slice(section.position.as_str().as_bytes());
+            body.extend_from_slice(br#""}"#);
+        }
+        body.extend_from_slice(br#"],"time":""#);
+        body.extend_from_slice(time.as_bytes());
+        body.extend_from_slice(br#"","type":"run-context"}"#);
+        let structure: Structure = (sections.to_vec(), facts.to_vec());
+        if !self.verified.contains_key(&structure) {
+            self.note_verified(&structure);
+            self.verified.insert(structure, digest.to_owned());
+        }
+        self.runs += 1;
+        Ok(self.chained(&body))
+    }
+
+    fn check_writable(&self) -> Result<(), WriteError> {
+        match self.version {
+            TRANSCRIPT_VERSION => Ok(()),
+            0 => Err(WriteError("write the header first".into())),
+            v => Err(WriteError(format!(
+                "this transcript is format version {v}, which is read-only: version {v} \
+                 records are not chained, so an edit to them could not be detected; start a \
+                 new transcript"
+            ))),
+        }
+    }
+
+    // --- reading ------------------------------------------------------------------------
+
+    /// Verify the next complete line (without its `\n`) and move past it. On an error the
+    /// state is unchanged.
+    pub fn read_line(&mut self, raw: &[u8]) -> Result<Item, TranscriptError> {
+        let line = self.lines + 1;
+        let fail = |kind: ErrorKind, message: String| TranscriptError {
+            kind,
+            line,
+            message,
+        };
+        if raw.len() > self.max_line_bytes {
+            return Err(fail(
+                ErrorKind::TooLong,
+                format!(
+                    "the record is {} bytes, longer than the {}-byte line cap; if the \
+                     transcript is genuine, read it with a larger max_line_bytes",
+                    raw.len(),
+                    self.max_line_bytes
+                ),
+            ));
+        }
+        if raw.is_empty() {
+            return Err(fail(
+                ErrorKind::BlankLine,
+                if line == 1 {
+                    "the file is empty or starts with a blank line: it is not a transcript \
+                     (create one with Session.create)"
+                        .into()
+                } else {
+                    "empty line: every line must be one JSON record".into()
+                },
+            ));
+        }
+        let value = parse(raw).map_err(|error| {
+            let kind = match error.kind {
+                ParseErrorKind::Canonical(CanonicalErrorKind::TooDeep) => ErrorKind::TooDeep,
+                ParseErrorKind::Canonical(_)
+                | ParseErrorKind::NumberOverflow(_)
+                | ParseErrorKind::InexactInteger { .. } => ErrorKind::NotCanonical,
+                _ => ErrorKind::NotJson,
+            };
+            let what = if kind == ErrorKind::NotCanonical {
+                "not a canonical JSON record"
+            } else {
+                "not JSON"
+            };
+            fail(
+                kind,
+                format!("{what}: {} (byte {})", error.kind, error.offset + 1),
+            )
+        })?;
+        match value.to_canonical() {
+            Ok(canonical) if canonical == raw => {}
+            _ => {
+                return Err(fail(
+                    ErrorKind::NotCanonical,
+                    "the record is not in canonical JSON form (RFC 8785): the file was \
+                     edited or written by another tool; transcripts are byte-deterministic"
+                        .into(),
+                ))
+            }
+        }
+        let Value::Object(members) = &value else {
+            return Err(fail(
+                ErrorKind::NotAnObject,
+                format!("expected a JSON object, got {}", value.type_name()),
+            ));
+        };
+        let record = Record { members };
+        let kind = match record.get("type").and_then(Value::as_str) {
+            Some(k @ ("header" | "message" | "section" | "run-context")) => k,
+            Some(other) => {
+                return Err(fail(
+                    ErrorKind::UnknownType,
+                    format!(
+                        "unknown record type {other:?} (a record's type is one of header, \
+                         message, section, run-context)"
+                    ),
+                ))
+            }
+            None => {
+                return Err(fail(
+                    ErrorKind::UnknownType,
+                    match record.get("type") {
+                        None => "the record has no 'type'".to_owned(),
+                        Some(v) => {
+                            format!("a record's 'type' must be a string, got {}", v.type_name())
+                        }
+                    },
+                ))
+            }
+        };
+        if (kind == "header") != (line == 1) {
+            return Err(fail(
+                ErrorKind::Header,
+                if line == 1 {
+                    format!("line 1 must be the header record, not a {kind} record")
+                } else {
+                    "a header record after line 1: two transcripts were joined".into()
+                },
+            ));
+        }
+        let mut next = ReadState {
+            line,
+            chained: false,
+        };
+        let item = if kind == "header" {
+            self.read_header(&record, &mut next, raw)?
+        } else {
+            let fields: &[&str] = match kind {
+                "message" => &["index", "message", "type"],
+                "section" => &["digest", "name", "text", "type"],
+                _ => &[
+                    "digest", "facts", "messages", "run", "sections", "time", "type",
+                ],
+            };
+            check_members(
+                &record,
+                fields,
+                self.version == TRANSCRIPT_VERSION,
+                line,
+                kind,
+            )?;
+            self.check_chain(&record, raw, &mut next)?;
+            match kind {
+                "message" => self.read_message(&record, raw, line)?,
+                "section" => self.read_section(&record, line)?,
+                _ => self.read_run(&record, line)?,
+            }
+        };
+        if let Some(chain) = next.chained.then(|| chain_member(raw)) {
+            self.chain = chain;
+        }
+        self.lines = line;
+        Ok(item)
+    }
+
+    fn read_header(
+        &mut self,
+        record: &Record,
+        next: &mut ReadState,
+        raw: &[u8],
+    ) -> Result<Item, TranscriptError> {
+        let line = next.line;
+        let fail = |kind, message| TranscriptError {
+            kind,
+            line,
+            message,
+        };
+        if record.get("format").and_then(Value::as_str) != Some(TRANSCRIPT_FORMAT) {
+            return Err(fail(
+                ErrorKind::Version,
+                format!("not a runcontext transcript (its format is not {TRANSCRIPT_FORMAT:?})"),
+            ));
+        }
+        let version = match record.get("version") {
+            Some(Value::Number(v)) if *v == 1.0 || *v == 2.0 => *v as u32,
+            Some(Value::Number(v)) if v.fract() == 0.0 && *v > 2.0 => {
+                return Err(fail(
+                    ErrorKind::Version,
+                    format!(
+                        "transcript format version {v} is newer than this runcontext reads \
+                         (1 and {TRANSCRIPT_VERSION}); upgrade runcontext"
+                    ),
+                ))
+            }
+            other => {
+                return Err(fail(
+                    ErrorKind::Version,
+                    format!("'version' must be 1 or 2, got {}", describe(other)),
+                ))
+            }
+        };
+        match record.get("context_format") {
+            Some(Value::Number(v)) if *v == f64::from(FORMAT_VERSION) => {}
+            other => {
+                return Err(fail(
+                    ErrorKind::Version,
+                    format!(
+                        "the runs were rendered with RunContext format {}, and this runcontext \
+                         verifies format {FORMAT_VERSION} only",
+                        describe(other)
+                    ),
+                ))
+            }
+        }
+        let fields = [
+            "context_format",
+            "format",
+            "seed",
+            "time",
+            "type",
+            "version",
+        ];
+        check_members(
+            record,
+            &fields,
+            version == TRANSCRIPT_VERSION,
+            line,
+            "header",
+        )?;
+        let seed = digest_member(record, "seed", line)?;
+        let time = time_member(record, line)?;
+        if version == TRANSCRIPT_VERSION {
+            self.version = version;
+            self.check_chain(record, raw, next)?;
+        }
+        self.version = version;
+        self.seed = seed.clone();
+        Ok(Item::Header {
+            version,
+            seed,
+            time,
+        })
+    }
+
+    fn check_chain(
+        &self,
+        record: &Record,
+        raw: &[u8],
+        next: &mut ReadState,
+    ) -> Result<(), TranscriptError> {
+        if self.version != TRANSCRIPT_VERSION {
+            return Ok(());
+        }
+        let line = next.line;
+        let stored = digest_member(record, "chain", line)?;
+        // `chain` sorts first, so the body is `{` and what follows `{"chain":"…",`.
+        let prefix = CHAIN_OPEN.len() + DIGEST_LEN + 2;
+        let mut body = Vec::with_capacity(raw.len() - prefix + 1);
+        body.push(b'{');
+        body.extend_from_slice(&raw[prefix..]);
+        let expected = chain_of(&self.chain, &body);
+        if stored != expected {
+            return Err(TranscriptError {
+                kind: ErrorKind::Chain,
+                line,
+                message: if line == 1 {
+                    "the header's chain does not match its content: the header was edited".into()
+                } else {
+                    format!(
+                        "the record's chain does not follow from line {} and its own content: \
+                         this line was edited, or lines before it were edited, removed, \
+                         inserted or reordered",
+                        line - 1
+                    )
+                },
+            });
+        }
+        next.chained = true;
+        Ok(())
+    }
+
+    fn read_message(
+        &mut self,
+        record: &Record,
+        raw: &[u8],
+        line: usize,
+    ) -> Result<Item, TranscriptError> {
+        let fail = |kind, message| TranscriptError {
+            kind,
+            line,
+            message,
+        };
+        let index = count_member(record, "index", line)?;
+        let value = record.get("message").expect("members checked");
+        match value {
+            Value::Object(_) => {
+                let role = value.get("role");
+                let kind = value.get("type");
+                let named = matches!(role, Some(Value::String(_)))
+                    || (role.is_none() && matches!(kind, Some(Value::String(_))));
+                if !named {
+                    return Err(fail(
+                        ErrorKind::MemberValue,
+                        "'message' must be an object with a string 'role' (a chat message) \
+                         or a string 'type' (a Responses item)"
+                            .into(),
+                    ));
+                }
+            }
+            other => {
+                return Err(fail(
+                    ErrorKind::MemberValue,
+                    format!("'message' must be an object, got {}", other.type_name()),
+                ))
+            }
+        }
+        // The message's canonical bytes are the line between `"message":` and the final
+        // `,"type":"message"}`: the line is canonical, so no re-encoding is needed.
+        let start = find(raw, br#","message":"#).expect("canonical line") + 11;
+        let body = raw[start..raw.len() - br#","type":"message"}"#.len()].to_vec();
+        if self.version == TRANSCRIPT_VERSION
+            && line == 2
+            && (index != 0 || digest_bytes(&body) != self.seed)
+        {
+            return Err(fail(
+                ErrorKind::Seed,
+                "line 2 must be the message with index 0, whose digest is the header's seed; \
+                 the header or the first message was altered"
+                    .into(),
+            ));
+        }
+        if index != self.messages {
+            return Err(fail(
+                ErrorKind::Index,
+                format!(
+                    "message index {index}, expected {} (message records are numbered 0, 1, \
+                     2, … in file order)",
+                    self.messages
+                ),
+            ));
+        }
+        self.messages += 1;
+        Ok(Item::Message {
+            index,
+            value: value.clone(),
+            body,
+        })
+    }
+
+    fn read_section(&mut self, record: &Record, line: usize) -> Result<Item, TranscriptError> {
+        let digest = digest_member(record, "digest", line)?;
+        let name = string_member(record, "name", line)?;
+        let text = string_member(record, "text", line)?;
+        if crate::runcontext::section_digest(name, text) != digest {
+            return Err(TranscriptError {
+                kind: ErrorKind::SectionDigest,
+                line,
+                message: format!(
+                    "section {name:?}: its text does not have the recorded digest {digest}: \
+                     the file was altered"
+                ),
+            });
+        }
+        let name = name.to_owned();
+        if !self.sections.contains_key(&digest) {
+            self.sections
+                .insert(digest.clone(), (Arc::from(name.as_str()), Arc::from(text)));
+            self.note_section(&digest);
+        }
+        Ok(Item::Section { digest, name })
+    }
+
+    fn read_run(&mut self, record: &Record, line: usize) -> Result<Item, TranscriptError> {
+        let fail = |kind, message: String| TranscriptError {
+            kind,
+            line,
+            message,
+        };
+        let digest = digest_member(record, "digest", line)?;
+        let run = count_member(record, "run", line)?;
+        let messages = count_member(record, "messages", line)?;
+        let time = time_member(record, line)?;
+        let bad = |what: &str| fail(ErrorKind::MemberValue, what.to_owned());
+        let mut sections = Vec::new();
+        for entry in record
+            .get("sections")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("'sections' must be an array"))?
+        {
+            let (Value::Object(members), true) =
+                (entry, entry_has(entry, &["digest", "name", "position"]))
+            else {
+                return Err(bad(
+                    "each of 'sections' must be an object with exactly digest, name and position",
+                ));
+            };
+            let sub = Record { members };
+            let position = match sub.get("position").and_then(Value::as_str) {
+                Some("head") => Position::Head,
+                Some("tail") => Position::Tail,
+                _ => return Err(bad("a section's 'position' must be \"head\" or \"tail\"")),
+            };
+            let name = sub
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or_else(|| bad("a section's 'name' must be a string"))?;
+            let digest = digest_member(&sub, "digest", line)?;
+            sections.push(SectionRef {
+                position,
+                name: name.to_owned(),
+                digest,
+            });
+        }
+        let mut facts = Vec::new();
+        for entry in record
+            .get("facts")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("'facts' must be an array"))?
+        {
+            match entry.as_array() {
+                Some([Value::String(n), Value::String(v)]) => facts.push((n.clone(), v.clone())),
+                _ => {
+                    return Err(bad(
+                        "each of 'facts' must be a [name, value] pair of strings",
+                    ))
+                }
+            }
+        }
+        if run != self.runs + 1 {
+            return Err(fail(
+                ErrorKind::Run,
+                format!(
+                    "run number {run}, expected {} (runs are numbered 1, 2, 3, … in file order)",
+                    self.runs + 1
+                ),
+            ));
+        }
+        if messages > self.messages {
+            return Err(fail(
+                ErrorKind::Run,
+                format!(
+                    "run {run} carried {messages} messages, but only {} are recorded before it",
+                    self.messages
+                ),
+            ));
+        }
+        for section in &sections {
+            match self.sections.get(&section.digest) {
+                Some((name, _)) if **name == *section.name => {}
+                _ => {
+                    return Err(fail(
+                        ErrorKind::DanglingSection,
+                        format!(
+                            "run {run} names section {:?} with digest {}, which no section \
+                             record before it holds under that name",
+                            section.name, section.digest
+                        ),
+                    ))
+                }
+            }
+        }
+        let structure: Structure = (sections, facts);
+        match self.verified.get(&structure) {
+            Some(known) if *known == digest => {}
+            Some(known) => {
+                return Err(fail(
+                    ErrorKind::ContextDigest,
+                    format!(
+                        "run {run}'s context rebuilt from the transcript has digest {known}, \
+                         but its envelope records {digest}: the file was altered"
+                    ),
+                ))
+            }
+            None => {
+                let rebuilt = self.rebuild(&structure).map_err(|why| {
+                    fail(
+                        ErrorKind::Context,
+                        format!("run {run}'s sections and facts {why}: the file was altered"),
+                    )
+                })?;
+                if rebuilt != digest {
+                    return Err(fail(
+                        ErrorKind::ContextDigest,
+                        format!(
+                            "run {run}'s context rebuilt from the transcript has digest \
+                             {rebuilt}, but its envelope records {digest}: the file was altered"
+                        ),
+                    ));
+                }
+                self.note_verified(&structure);
+                self.verified.insert(structure.clone(), digest.clone());
+            }
+        }
+        self.runs += 1;
+        let (sections, facts) = structure;
+        Ok(Item::Run(Envelope {
+            run,
+            digest,
+            time,
+            messages,
+            sections,
+            facts,
+        }))
+    }
+
+    /// The RunContext an envelope's structure describes (its section bodies from this
+    /// transcript).
+    pub fn context_of(&self, envelope: &Envelope) -> Result<RunContext, String> {
+        let entry = |s: &SectionRef| {
+            let (name, text) = &self.sections[&s.digest];
+            Entry::new(&**name, Some(&**text))
+        };
+        let head = envelope
+            .sections
+            .iter()
+            .filter(|s| s.position == Position::Head);
+        let tail = envelope
+            .sections
+            .iter()
+            .filter(|s| s.position == Position::Tail);
+        RunContext::new(
+            head.map(entry).collect(),
+            envelope
+                .facts
+                .iter()
+                .map(|(n, v)| Entry::new(n, Some(v)))
+                .collect(),
+            tail.map(entry).collect(),
+        )
+        .map_err(|e| e.to_string())
+    }
+
+    fn rebuild(&self, structure: &Structure) -> Result<String, String> {
+        let envelope = Envelope {
+            run: 0,
+            digest: String::new(),
+            time: String::new(),
+            messages: 0,
+            sections: structure.0.clone(),
+            facts: structure.1.clone(),
+        };
+        let context = self
+            .context_of(&envelope)
+            .map_err(|e| format!("do not make a valid RunContext ({e})"))?;
+        let same_sections =
+            context.sections().len() == structure.0.len()
+                && context.sections().iter().zip(&structure.0).all(|(a, b)| {
+                    a.position == b.position && a.name == b.name && a.digest == b.digest
+                });
+        if !same_sections || context.facts() != structure.1.as_slice() {
+            return Err(
+                "are not those of a RunContext built from them (an entry is empty or not \
+                 normalised)"
+                    .into(),
+            );
+        }
+        Ok(context.digest().to_owned())
+    }
+}
+
+struct ReadState {
+    line: usize,
+    chained: bool,
+}
+
+struct Record<'a> {
+    members: &'a [(String, Value)],
+}
+
+impl Record<'_> {
+    fn get(&self, key: &str) -> Option<&Value> {
+        self.members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+fn entry_has(value: &Value, keys: &[&str]) -> bool {
+    match value {
+        Value::Object(members) => {
+            members.len() == keys.len() && keys.iter().all(|k| members.iter().any(|(m, _)| m == k))
+        }
+        _ => false,
+    }
+}
+
+fn check_members(
+    record: &Record,
+    fields: &[&str],
+    chained: bool,
+    line: usize,
+    kind: &str,
+) -> Result<(), TranscriptError> {
+    let expected = |m: &str| fields.contains(&m) || (chained && m == "chain");
+    let mut missing: Vec<&str> = fields
+        .iter()
+        .copied()
+        .filter(|f| record.get(f).is_none())
+        .collect();
+    if chained && record.get("chain").is_none() {
+        missing.insert(0, "chain");
+    }
+    let unexpected: Vec<&str> = record
+        .members
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| !expected(k))
+        .collect();
+    if missing.is_empty() && unexpected.is_empty() {
+        return Ok(());
+    }
+    let mut parts = Vec::new();
+    if !missing.is_empty() {
+        parts.push(format!("missing {}", missing.join(", ")));
+    }
+    if !unexpected.is_empty() {
+        parts.push(format!("unexpected {}", unexpected.join(", ")));
+    }
+    Err(TranscriptError {
+        kind: ErrorKind::Members,
+        line,
+        message: format!("a {kind} record with {}", parts.join("; ")),
+    })
+}
+
+fn describe(value: Option<&Value>) -> String {
+    match value {
+        None => "nothing".into(),
+        Some(Value::Number(v)) => format!("{v}"),
+        Some(Value::String(s)) => format!("{s:?}"),
+        Some(other) => other.type_name().into(),
+    }
+}
+
+fn member_error(line: usize, message: String) -> TranscriptError {
+    TranscriptError {
+        kind: ErrorKind::MemberValue,
+        line,
+        message,
+    }
+}
+
+fn string_member<'a>(
+    record: &'a Record,
+    key: &str,
+    line: usize,
+) -> Result<&'a str, TranscriptError> {
+    record
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| member_error(line, format!("'{key}' must be a string")))
+}
+
+fn digest_member(record: &Record, key: &str, line: usize) -> Result<String, TranscriptError> {
+    match record.get(key).and_then(Value::as_str) {
+        Some(s) if is_digest(s) => Ok(s.to_owned()),
+        other => Err(member_error(
+            line,
+            format!(
+                "'{key}' must be a digest like 'blake3:<64 lowercase hex digits>', got {}",
+                other.map_or_else(|| describe(record.get(key)), |s| format!("{s:?}"))
+            ),
+        )),
+    }
+}
+
+fn count_member(record: &Record, key: &str, line: usize) -> Result<usize, TranscriptError> {
+    match record.get(key) {
+        Some(Value::Number(v))
+            if *v >= 0.0 && v.fract() == 0.0 && *v <= 9_007_199_254_740_991.0 =>
+        {
+            Ok(*v as usize)
+        }
+        other => Err(member_error(
+            line,
+            format!(
+                "'{key}' must be a whole number ≥ 0, got {}",
+                describe(other)
+            ),
+        )),
+    }
+}
+
+fn time_member(record: &Record, line: usize) -> Result<String, TranscriptError> {
+    let text = record.get("time").and_then(Value::as_str).unwrap_or("");
+    check_time(text).map_err(|why| member_error(line, why))?;
+    Ok(text.to_owned())
+}
+
+/// `"blake3:"` and 64 lowercase hex digits.
+pub fn is_digest(s: &str) -> bool {
+    s.len() == DIGEST_LEN
+        && s.starts_with(DIGEST_PREFIX)
+        && s[DIGEST_PREFIX.len()..]
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// The timestamp form of docs/TRANSCRIPT.md: `YYYY-MM-DDTHH:MM:SSZ`, or with `.ffffff` when
+/// the microseconds are not zero; a real calendar date and time of day.
+pub fn check_time(text: &str) -> Result<(), String> {
+    let b = text.as_bytes();
+    let digits = |r: std::ops::Range<usize>| -> Option<u32> {
+        let part = b.get(r)?;
+        part.iter()
+            .all(u8::is_ascii_digit)
+            .then(|| part.iter().fold(0, |n, d| n * 10 + u32::from(d - b'0')))
+    };
+    let ok = (|| {
+        let fraction = match b.len() {
+            20 => None,
+            27 if b[19] == b'.' => Some(digits(20..26)?),
+            _ => return None,
+        };
+        let shape = [
+            (4, b'-'),
+            (7, b'-'),
+            (10, b'T'),
+            (13, b':'),
+            (16, b':'),
+            (b.len() - 1, b'Z'),
+        ];
+        if shape.iter().any(|&(i, c)| b[i] != c) {
+            return None;
+        }
+        let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+        let (hour, minute, second) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+        let days = [
+            31,
+            if leap { 29 } else { 28 },
+            31,
+            30,
+            31,
+            30,
+            31,
+            31,
+            30,
+            31,
+            30,
+            31,
+        ];
+        let valid = year >= 1
+            && (1..=12).contains(&month)
+            && (1..=days[month as usize - 1]).contains(&day)
+            && hour < 24
+            && minute < 60
+            && second < 60
+            && fraction != Some(0);
+        valid.then_some(())
+    })();
+    ok.ok_or_else(|| {
+        format!(
+            "'time' must be a UTC timestamp like 2025-01-31T09:30:00Z (with .ffffff only for \
+             non-zero microseconds), got {text:?}"
+        )
+    })
+}
+
+/// `blake3:` + hex(BLAKE3(previous chain ‖ body)).
+pub fn chain_of(previous: &str, body: &[u8]) -> String {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(previous.as_bytes());
+    hasher.update(body);
+    format!("{DIGEST_PREFIX}{}", hasher.finalize().to_hex())
+}
+
+fn chain_member(raw: &[u8]) -> String {
+    let start = CHAIN_OPEN.len();
+    String::from_utf8(raw[start..start + DIGEST_LEN].to_vec()).expect("checked digest")
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The nesting depth of canonical JSON text (strings skipped).
+fn nesting(json: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in json {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seeded() -> (Transcript, Vec<Vec<u8>>) {
+        let message = br#"{"content":"hi","role":"user"}"#;
+        let mut t = Transcript::new();
+        let lines = vec![
+            t.write_header(&digest_bytes(message), "2026-12-01T09:00:00Z")
+                .unwrap(),
+            t.write_message(message).unwrap(),
+        ];
+        (t, lines)
+    }
+
+    fn read_all(lines: &[Vec<u8>]) -> Result<Transcript, TranscriptError> {
+        let mut t = Transcript::new();
+        for line in lines {
+            t.read_line(&line[..line.len() - 1])?;
+        }
+        Ok(t)
+    }
+
+    #[test]
+    fn what_is_written_reads_back_with_the_same_chain() {
+        let (mut t, mut lines) = seeded();
+        let context = RunContext::new(
+            vec![Entry::new("AGENTS.md", Some("Keep it green."))],
+            vec![Entry::new("date", Some("2026-12-01"))],
+            vec![],
+        )
+        .unwrap();
+        lines.extend(t.write_sections(&context));
+        lines.push(
+            t.write_run(&context, "2026-12-01T09:00:01.250000Z", 1)
+                .unwrap(),
+        );
+        assert!(
+            t.write_sections(&context).is_empty(),
+            "a body is stored once"
+        );
+        let read = read_all(&lines).unwrap();
+        assert_eq!(read.chain(), t.chain());
+        assert_eq!((read.messages(), read.runs()), (1, 1));
+    }
+
+    #[test]
+    fn every_single_byte_change_is_refused() {
+        let (mut t, mut lines) = seeded();
+        lines.push(
+            t.write_message(br#"{"content":"ok","role":"assistant"}"#)
+                .unwrap(),
+        );
+        for (i, line) in lines.iter().enumerate() {
+            for at in 0..line.len() - 1 {
+                for flip in [1u8, 0x20] {
+                    let mut tampered = lines.clone();
+                    tampered[i][at] ^= flip;
+                    if tampered[i][at] == b'\n' {
+                        continue; // a split line: another test's concern (torn/blank)
+                    }
+                    let error = read_all(&tampered).expect_err("a changed byte must be refused");
+                    assert!(error.line <= i + 1, "{error} at line {}", i + 1);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reordering_and_removing_lines_breaks_the_chain() {
+        let (mut t, mut lines) = seeded();
+        lines.push(
+            t.write_message(br#"{"content":"a","role":"assistant"}"#)
+                .unwrap(),
+        );
+        lines.push(
+            t.write_message(br#"{"content":"b","role":"user"}"#)
+                .unwrap(),
+        );
+        let mut removed = lines.clone();
+        removed.remove(2);
+        assert_eq!(read_all(&removed).unwrap_err().kind, ErrorKind::Chain);
+        let mut swapped = lines.clone();
+        swapped.swap(2, 3);
+        assert_eq!(read_all(&swapped).unwrap_err().kind, ErrorKind::Chain);
+    }
+
+    #[test]
+    fn a_message_too_deep_to_read_back_is_refused_on_write() {
+        let (mut t, _) = seeded();
+        let deep = |n: usize| {
+            let mut s = "[".repeat(n - 1);
+            s.push_str("{}");
+            s.push_str(&"]".repeat(n - 1));
+            format!(r#"{{"content":{s},"role":"user"}}"#)
+        };
+        // The message object is one level, its content n more: record = n + 2.
+        let at_limit = deep(MAX_DEPTH - 2);
+        let line = t.write_message(at_limit.as_bytes()).unwrap();
+        let mut reader = read_all(&seeded().1).unwrap();
+        reader.read_line(&line[..line.len() - 1]).unwrap();
+        assert!(t.write_message(deep(MAX_DEPTH - 1).as_bytes()).is_err());
+    }
+
+    #[test]
+    fn rollback_forgets_a_batch() {
+        let (mut t, _) = seeded();
+        let chain = t.chain().to_owned();
+        let context = RunContext::new(vec![Entry::new("a", Some("b"))], vec![], vec![]).unwrap();
+        t.begin();
+        t.write_sections(&context);
+        t.write_run(&context, "2026-12-01T09:00:00Z", 1).unwrap();
+        t.rollback();
+        assert_eq!(
+            (
+                t.chain(),
+                t.runs(),
+                t.section(&context.sections()[0].digest)
+            ),
+            (chain.as_str(), 0, None)
+        );
+    }
+
+    #[test]
+    fn timestamps() {
+        for good in ["2024-02-29T23:59:59Z", "2026-12-01T00:00:00.000001Z"] {
+            assert!(check_time(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "2023-02-29T00:00:00Z",
+            "2026-12-01T00:00:00.000000Z",
+            "2026-12-01 00:00:00Z",
+            "2026-12-01T24:00:00Z",
+            "2026-12-01T00:00:00+00:00",
+        ] {
+            assert!(check_time(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! `runcontext._core.Transcript`: the core's transcript state, for `runcontext.transcript`.
+//!
+//! Converts arguments and results only: every rule of the record format is in
+//! `runcontext_core::transcript`.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple, PyType};
+use runcontext_core::transcript::{self as core, Envelope, Item, SectionRef, TranscriptError};
+use runcontext_core::{Position, Value, MAX_SAFE_INTEGER};
+
+/// One transcript's reading and writing state (see the core's `Transcript`).
+#[pyclass(module = "runcontext._core", name = "Transcript")]
+pub struct Transcript {
+    inner: core::Transcript,
+    /// What errors call the transcript: its path or store name.
+    name: String,
+}
+
+fn transcript_error(py: Python<'_>, name: &str, error: TranscriptError) -> PyErr {
+    static FORMAT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    static DIGEST: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    static VERSION: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    let (cell, class_name) = if error.kind.is_digest() {
+        (&DIGEST, "TranscriptDigestError")
+    } else if error.kind == core::ErrorKind::Version {
+        (&VERSION, "TranscriptVersionError")
+    } else {
+        (&FORMAT, "TranscriptFormatError")
+    };
+    let build = || -> PyResult<PyErr> {
+        let cls = cell.import(py, "runcontext.transcript.errors", class_name)?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("kind", error.kind.id())?;
+        kwargs.set_item("line", error.line)?;
+        kwargs.set_item("path", name)?;
+        Ok(PyErr::from_value(
+            cls.call((error.message.clone(),), Some(&kwargs))?,
+        ))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
+fn write_error(error: core::WriteError) -> PyErr {
+    PyValueError::new_err(error.0)
+}
+
+/// A JSON value as Python objects: numbers that are whole and within ±(2**53 − 1) become
+/// `int` (canonical JSON wrote them as integer literals), the rest `float` — the
+/// large-integer rule of docs/TRANSCRIPT.md.
+fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Value::Number(n) => {
+            if n.fract() == 0.0 && n.abs() <= MAX_SAFE_INTEGER as f64 {
+                (*n as i64).into_pyobject(py)?.into_any()
+            } else {
+                n.into_pyobject(py)?.into_any()
+            }
+        }
+        Value::String(s) => s.into_pyobject(py)?.into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_python(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(members) => {
+            let dict = PyDict::new(py);
+            for (key, item) in members {
+                dict.set_item(key, to_python(py, item)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+fn envelope_to_python<'py>(py: Python<'py>, e: &Envelope) -> PyResult<Bound<'py, PyTuple>> {
+    let sections = PyTuple::new(
+        py,
+        e.sections
+            .iter()
+            .map(|s| (s.position.as_str(), s.name.as_str(), s.digest.as_str())),
+    )?;
+    let facts = PyTuple::new(py, e.facts.iter().map(|(n, v)| (n.as_str(), v.as_str())))?;
+    (
+        "run-context",
+        e.run,
+        e.digest.as_str(),
+        e.time.as_str(),
+        e.messages,
+        sections,
+        facts,
+    )
+        .into_pyobject(py)
+}
+
+/// `(digest, sections, facts)` of a `runcontext.RunContext`, read through its attributes.
+type Parts = (String, Vec<Part>, Vec<(String, String)>);
+
+fn context_parts(context: &Bound<'_, PyAny>) -> PyResult<Parts> {
+    let digest: String = context.getattr("digest")?.extract()?;
+    let mut sections = Vec::new();
+    for section in context.getattr("sections")?.try_iter()? {
+        let section = section?;
+        let position = match section.getattr("position")?.extract::<String>()?.as_str() {
+            "head" => Position::Head,
+            "tail" => Position::Tail,
+            other => return Err(PyValueError::new_err(format!("bad position {other:?}"))),
+        };
+        sections.push(Part {
+            position,
+            name: section.getattr("name")?.extract()?,
+            text: section.getattr("text")?.extract()?,
+            digest: section.getattr("digest")?.extract()?,
+        });
+    }
+    let facts: Vec<(String, String)> = context.getattr("facts")?.extract()?;
+    Ok((digest, sections, facts))
+}
+
+struct Part {
+    position: Position,
+    name: String,
+    text: String,
+    digest: String,
+}
+
+#[pymethods]
+impl Transcript {
+    #[new]
+    #[pyo3(signature = (name, max_line_bytes = core::DEFAULT_MAX_LINE_BYTES))]
+    fn new(name: String, max_line_bytes: usize) -> Self {
+        Self {
+            inner: core::Transcript::with_max_line_bytes(max_line_bytes),
+            name,
+        }
+    }
+
+    #[getter]
+    fn lines(&self) -> usize {
+        self.inner.lines()
+    }
+    #[getter]
+    fn chain(&self) -> &str {
+        self.inner.chain()
+    }
+    #[getter]
+    fn version(&self) -> u32 {
+        self.inner.version()
+    }
+    #[getter]
+    fn seed(&self) -> &str {
+        self.inner.seed()
+    }
+    #[getter]
+    fn messages(&self) -> usize {
+        self.inner.messages()
+    }
+    #[getter]
+    fn runs(&self) -> usize {
+        self.inner.runs()
+    }
+    #[getter]
+    fn max_line_bytes(&self) -> usize {
+        self.inner.max_line_bytes()
+    }
+
+    /// `(name, text)` of the section recorded under `digest`, or `None`.
+    fn section(&self, digest: &str) -> Option<(String, String)> {
+        self.inner
+            .section(digest)
+            .map(|(n, t)| (n.to_owned(), t.to_owned()))
+    }
+
+    /// Verify one complete line (no newline) and move past it; returns what it held.
+    fn read_line<'py>(&mut self, py: Python<'py>, line: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
+        match self
+            .inner
+            .read_line(line)
+            .map_err(|e| transcript_error(py, &self.name, e))?
+        {
+            Item::Header {
+                version,
+                seed,
+                time,
+            } => ("header", version, seed, time).into_pyobject(py),
+            Item::Message { index, value, .. } => {
+                ("message", index, to_python(py, &value)?).into_pyobject(py)
+            }
+            Item::Section { digest, name } => ("section", digest, name).into_pyobject(py),
+            Item::Run(envelope) => envelope_to_python(py, &envelope),
+        }
+    }
+
+    fn begin(&mut self) {
+        self.inner.begin();
+    }
+    fn commit(&mut self) {
+        self.inner.commit();
+    }
+    fn rollback(&mut self) {
+        self.inner.rollback();
+    }
+
+    fn write_header<'py>(
+        &mut self,
+        py: Python<'py>,
+        seed: &str,
+        time: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let line = self.inner.write_header(seed, time).map_err(write_error)?;
+        Ok(PyBytes::new(py, &line))
+    }
+
+    /// The next message line around `message`, the message's canonical JSON.
+    fn write_message<'py>(
+        &mut self,
+        py: Python<'py>,
+        message: &[u8],
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let line = self.inner.write_message(message).map_err(write_error)?;
+        Ok(PyBytes::new(py, &line))
+    }
+
+    /// The section lines and the run-context line of the next run with `context`.
+    fn write_run<'py>(
+        &mut self,
+        py: Python<'py>,
+        context: &Bound<'py, PyAny>,
+        time: &str,
+        messages: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let (digest, parts, facts) = context_parts(context)
+            .map_err(|_| PyTypeError::new_err("context: expected a RunContext"))?;
+        let list = PyList::empty(py);
+        for part in &parts {
+            if let Some(line) = self.inner.write_section(&part.name, &part.text) {
+                list.append(PyBytes::new(py, &line))?;
+            }
+        }
+        let sections: Vec<SectionRef> = parts
+            .into_iter()
+            .map(|p| SectionRef {
+                position: p.position,
+                name: p.name,
+                digest: p.digest,
+            })
+            .collect();
+        let line = self
+            .inner
+            .write_envelope(&digest, &sections, &facts, time, messages)
+            .map_err(write_error)?;
+        list.append(PyBytes::new(py, &line))?;
+        Ok(list)
+    }
+}
+
+/// The Python value of canonical JSON text the caller already holds (a message body just
+/// encoded): parsed by the core, with the large-integer rule of `to_python`.
+#[pyfunction]
+pub fn json_value<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    let value = runcontext_core::parse(data).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    to_python(py, &value)
+}

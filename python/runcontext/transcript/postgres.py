@@ -352,7 +352,7 @@ class PostgresStore:
             or not isinstance(version, int)
         ):
             raise TranscriptFormatError(
-                "the first line is not a header record", path=self._name, line=1
+                "the first line is not a header record", path=self._name, line=1, kind="header"
             )
         with self._errors(), self._connection() as conn, conn.transaction():
             row = conn.execute(
@@ -390,9 +390,11 @@ class PostgresStore:
                         break  # return the records before it; the next call raises
                     raise TranscriptFormatError(
                         f"record of {size} bytes exceeds the limit of {self.max_line_bytes} bytes "
-                        "(raise max_line_bytes to read it)",
+                        "(it was not read into memory); if the session is genuine, open it with "
+                        "a larger max_line_bytes",
                         path=self._name,
                         line=seq,
+                        kind="too-long",
                     )
                 if last > after and total + size > _BATCH_BYTES:
                     break
@@ -439,17 +441,18 @@ class PostgresStore:
             finally:
                 self._writer = self._next_seq = None
 
-    def append(self, lines: Sequence[bytes]) -> None:
+    def append(self, lines: Sequence[bytes]) -> int:
+        """Insert ``lines`` after the records stored (inside ``writing()``, or as a
+        transaction of its own); returns the cursor after them."""
         if self._next_seq is None:
             with self.writing():
-                self.append(lines)
-            return
-        if not lines:
-            return
-        assert self._writer is not None
-        with self._errors():
-            self._insert(self._writer, self._next_seq, lines)
-        self._next_seq += len(lines)
+                return self.append(lines)
+        if lines:
+            assert self._writer is not None
+            with self._errors():
+                self._insert(self._writer, self._next_seq, lines)
+            self._next_seq += len(lines)
+        return self._next_seq - 1
 
     def close(self) -> None:
         self._closed = True
@@ -534,6 +537,7 @@ class PostgresStore:
                 f"this runcontext reads ({_KNOWN_FORMAT_VERSION}); upgrade runcontext",
                 path=self._name,
                 line=1,
+                kind="version",
             )
         return records
 
@@ -559,7 +563,9 @@ class PostgresStore:
             record = _parse(line, self._name, seq)
             kind = record.get("type")
             if not isinstance(kind, str):
-                raise TranscriptFormatError("a record without a type", path=self._name, line=seq)
+                raise TranscriptFormatError(
+                    "a record without a type", path=self._name, line=seq, kind="unknown-type"
+                )
             chain = record.get("chain") if isinstance(record.get("chain"), str) else None
             stored, section_digest = line, None
             if kind == "section":
@@ -613,17 +619,24 @@ class PostgresStore:
             isinstance(name, str) and isinstance(text, str) and isinstance(section_digest, str)
         ):
             raise TranscriptFormatError(
-                "a section record needs string name, text and digest", path=self._name, line=seq
+                "a section record needs string name, text and digest",
+                path=self._name,
+                line=seq,
+                kind="member-value",
             )
         if digest({"name": name, "text": text}) != section_digest:
             raise TranscriptDigestError(
                 f"section {name!r}: its text does not have the recorded digest {section_digest}",
                 path=self._name,
                 line=seq,
+                kind="section-digest",
             )
         if canonical_json(record) != line:
             raise TranscriptFormatError(
-                "the section record is not canonical JSON", path=self._name, line=seq
+                "the section record is not canonical JSON",
+                path=self._name,
+                line=seq,
+                kind="not-canonical",
             )
         stripped = dict(record)
         del stripped["text"]
@@ -639,9 +652,13 @@ def _parse(line: bytes, name: str, seq: int) -> dict[str, Any]:
     try:
         record = json.loads(line)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise TranscriptFormatError(f"not a JSON record: {error}", path=name, line=seq) from None
+        raise TranscriptFormatError(
+            f"not a JSON record: {error}", path=name, line=seq, kind="not-json"
+        ) from None
     if not isinstance(record, dict):
-        raise TranscriptFormatError("a record must be a JSON object", path=name, line=seq)
+        raise TranscriptFormatError(
+            "a record must be a JSON object", path=name, line=seq, kind="not-an-object"
+        )
     return record
 
 

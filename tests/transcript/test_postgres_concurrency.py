@@ -94,3 +94,38 @@ def test_eight_writers_into_eight_sessions_sharing_sections(pg_dsn: str) -> None
         ).fetchall()
     # The four shared bodies and new_session()'s one, each stored once for the whole fleet.
     assert rows == [("acme", 5, 5)]
+
+
+def _session_writer(dsn: str, writer: int, count: int) -> None:
+    from runcontext.transcript.session import Session
+
+    with Session.open(dsn) as session:
+        for k in range(count):
+            session.append_messages([{"role": "user", "content": f"w{writer}-{k}"}])
+
+
+@pytest.mark.slow
+def test_eight_session_writers_and_the_session_verifies(pg_dsn: str) -> None:
+    import multiprocessing
+
+    from runcontext.transcript.session import Session
+
+    dsn = f"{pg_dsn}&session=fleet"
+    seed = {"role": "system", "content": "You are careful."}
+    Session.create(dsn, [seed]).close()
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_session_writer, args=(dsn, w, 60)) for w in range(WRITERS)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join()
+        assert proc.exitcode == 0
+    with Session.open(dsn, writable=False) as session:  # verifies every line's chain
+        messages = session.messages()
+        chain = session.chain
+        assert session.store.head() == (len(messages) + 1, chain)  # type: ignore[attr-defined]
+    assert messages[0] == seed
+    for writer in range(WRITERS):
+        mine = [m["content"] for m in messages[1:] if m["content"].startswith(f"w{writer}-")]
+        assert mine == [f"w{writer}-{k}" for k in range(60)]
+    assert len(messages) == 1 + WRITERS * 60

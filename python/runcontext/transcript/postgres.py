@@ -113,6 +113,31 @@ _SCHEMA = (
 )
 
 
+# One batch of records after a cursor: at most _BATCH_ROWS of them and no more than _BATCH_BYTES
+# in all (but always the first, however long), with each line over the cap left unfetched (NULL:
+# the server does not read a value it does not return), so the client sees its size only.
+_READ_BATCH = """
+    WITH batch AS (
+        SELECT seq, size, sum(size) OVER (ORDER BY seq) AS running
+        FROM (
+            SELECT seq, size FROM runcontext_records
+            WHERE tenant = %(tenant)s AND session_id = %(session)s AND seq > %(after)s
+            ORDER BY seq LIMIT %(rows)s
+        ) AS next
+    )
+    SELECT b.seq, b.size,
+           CASE WHEN b.size <= %(cap)s THEN r.line END,
+           CASE WHEN b.size <= %(cap)s THEN s.text END
+    FROM batch AS b
+    JOIN runcontext_records AS r
+        ON r.tenant = %(tenant)s AND r.session_id = %(session)s AND r.seq = b.seq
+    LEFT JOIN runcontext_sections AS s
+        ON s.tenant = r.tenant AND s.digest = r.section_digest
+    WHERE b.running <= %(bytes)s OR b.running = b.size
+    ORDER BY b.seq
+"""
+
+
 def is_postgres_dsn(target: object) -> bool:
     """Whether ``target`` is a ``postgresql://`` or ``postgres://`` URI."""
     return isinstance(target, str) and target.startswith(_SCHEMES)
@@ -375,45 +400,32 @@ class PostgresStore:
             after = cursor
         else:
             raise TypeError(f"{self._name}: not a cursor of this store: {cursor!r}")
+        if self._next_seq is not None and after >= self._next_seq - 1:
+            # Inside writing() nobody else can append: nothing after the last record.
+            return [], cursor
         with self._errors(), self._connection() as conn:
             if cursor is None and self._next_seq is None:
                 self._session_row(conn, lock=False)
-            sizes = conn.execute(
-                "SELECT seq, size FROM runcontext_records"
-                " WHERE tenant = %s AND session_id = %s AND seq > %s ORDER BY seq LIMIT %s",
-                (self.tenant, self.session_id, after, _BATCH_ROWS),
-            ).fetchall()
-            last, total = after, 0
-            for seq, size in sizes:
-                if size > self.max_line_bytes:
-                    if last > after:
-                        break  # return the records before it; the next call raises
-                    raise TranscriptFormatError(
-                        f"record of {size} bytes exceeds the limit of {self.max_line_bytes} bytes "
-                        "(it was not read into memory); if the session is genuine, open it with "
-                        "a larger max_line_bytes",
-                        path=self._name,
-                        line=seq,
-                        kind="too-long",
-                    )
-                if last > after and total + size > _BATCH_BYTES:
-                    break
-                last, total = seq, total + size
-            if last == after:
-                return [], cursor
-            rows = conn.execute(
-                "SELECT r.seq, r.line, s.text FROM runcontext_records r"
-                " LEFT JOIN runcontext_sections s"
-                " ON s.tenant = r.tenant AND s.digest = r.section_digest"
-                " WHERE r.tenant = %s AND r.session_id = %s AND r.seq > %s AND r.seq <= %s"
-                " ORDER BY r.seq",
-                (self.tenant, self.session_id, after, last),
-            ).fetchall()
+            rows = conn.execute(_READ_BATCH, self._batch_params(after)).fetchall()
         lines: list[bytes] = []
-        for seq, line, text in rows:
-            lines.append(
-                bytes(line) if text is None else self._rebuild(seq, bytes(line), bytes(text))
-            )
+        last = after
+        for seq, size, line, text in rows:
+            if size > self.max_line_bytes:
+                if lines:
+                    break  # return the records before it; the next call raises
+                raise TranscriptFormatError(
+                    f"record of {size} bytes exceeds the limit of {self.max_line_bytes} bytes "
+                    "(it was not read into memory); if the session is genuine, open it with "
+                    "a larger max_line_bytes",
+                    path=self._name,
+                    line=seq,
+                    kind="too-long",
+                )
+            stored = bytes(line)
+            lines.append(stored if text is None else self._rebuild(seq, stored, bytes(text)))
+            last = seq
+        if not lines:
+            return [], cursor
         return lines, last
 
     @contextmanager
@@ -476,6 +488,16 @@ class PostgresStore:
         return int(row[0]), row[1]
 
     # -- internals ---------------------------------------------------------------------------
+
+    def _batch_params(self, after: int) -> dict[str, object]:
+        return {
+            "tenant": self.tenant,
+            "session": self.session_id,
+            "after": after,
+            "rows": _BATCH_ROWS,
+            "bytes": _BATCH_BYTES,
+            "cap": self.max_line_bytes,
+        }
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:

@@ -406,7 +406,7 @@ class PostgresStore:
         with self._errors(), self._connection() as conn:
             if cursor is None and self._next_seq is None:
                 self._session_row(conn, lock=False)
-            rows = conn.execute(_READ_BATCH, self._batch_params(after)).fetchall()
+            rows = conn.execute(_READ_BATCH, self._batch_params(after), binary=True).fetchall()
         lines: list[bytes] = []
         last = after
         for seq, size, line, text in rows:

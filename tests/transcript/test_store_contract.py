@@ -218,3 +218,12 @@ def test_the_same_session_is_the_same_bytes_in_both_stores(tmp_path: Path, pg_ds
         "run-context",
     ]
     assert os.path.getsize(tmp_path / "s.jsonl") == sum(len(line) + 1 for line in recorded[0])
+
+
+def test_a_session_opened_read_only_refuses_to_append(backend: Backend) -> None:
+    conversation = [{"role": "system", "content": "You are careful."}]
+    Session.create(backend.new("s"), conversation, clock=clock).close()
+    with Session.open(backend.new("s"), writable=False) as session:
+        assert not session.writable
+        with pytest.raises(ValueError, match="read-only"):
+            session.append_messages([{"role": "user", "content": "hi"}])

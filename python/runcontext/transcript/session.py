@@ -231,6 +231,8 @@ class Session:
             store.open(writable=True if repair else writable)
         self = object.__new__(cls)
         self._setup(store, durable=durable, clock=clock, max_line_bytes=max_line_bytes)
+        if writable is False:  # another store has no read-only mode of its own: refuse here
+            self._writable = False
         try:
             with self._thread_lock:
                 if repair and isinstance(store, FileStore):

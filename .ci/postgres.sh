@@ -27,7 +27,8 @@ find_bindir() {
 
 as_server_user() {
     if [ "$(id -u)" -eq 0 ]; then
-        runuser -u "$server_user" -- "$@"
+        # From /: the server's user may not be able to enter the caller's directory.
+        (cd / && runuser -u "$server_user" -- "$@")
     else
         "$@"
     fi

@@ -13,8 +13,8 @@ help:  ## list the targets
 install:  ## build and install the package (release build of the Rust extension)
 	$(PIP) install .
 
-install-test:  ## install the package in editable mode with the test and lint dependencies
-	$(PIP) install -e '.[test,lint,postgres]'
+install-test:  ## install the package in editable mode with the test, lint, integration and PostgreSQL dependencies
+	$(PIP) install -e '.[test,lint,integrations,postgres]'
 
 test: install-test test-rust test-python  ## install everything the tests need, then run every test
 
@@ -43,6 +43,7 @@ fuzz:  ## run each cargo-fuzz target for FUZZ_SECONDS (needs `cargo install carg
 vectors:  ## regenerate the conformance vectors (needs node for the numbers)
 	node docs/vectors/gen_es_numbers.js
 	$(PYTHON) tests/gen_runcontext_vectors.py
+	$(PYTHON) tests/gen_transcript_vectors.py
 
 clean:
 	cargo clean

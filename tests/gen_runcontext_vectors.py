@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import gen_refusal_vectors
+
 from reference.runcontext import RunContext, RunContextRefError
 
 VECTORS_PATH = Path(__file__).resolve().parent.parent / "docs" / "vectors" / "runcontext-v1.json"
@@ -37,6 +39,13 @@ DESCRIPTION = (
 )
 
 # --- helper values -----------------------------------------------------------
+
+
+def utf16(text: str) -> dict[str, list[int]]:
+    """How a vector writes a string that may hold a lone surrogate: its UTF-16 code units."""
+    data = text.encode("utf-16-be", "surrogatepass")
+    return {"utf16": [int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2)]}
+
 
 CLOSING_LIKE_VALUE = "This block is context, not a request"
 
@@ -790,6 +799,62 @@ CASES: list[Case] = [
         "Two strings are reported as a bare pair, not as a string item that is not a pair.",
         {"facts": ["ab", "cd"]},
     ),
+    # --- text that is not Unicode: {"utf16": [...]} is a string of UTF-16 code units -----
+    (
+        "utf16-pair-is-text",
+        "A string written as UTF-16 code units forming a surrogate pair is ordinary text.",
+        {"facts": [[utf16("emoji"), utf16("\U0001f600")]]},
+    ),
+    (
+        "error-not-text-name",
+        "A name holding a lone surrogate is not text.",
+        {"facts": [[utf16("a\ud800"), "x"]]},
+    ),
+    (
+        "error-not-text-value",
+        "A value holding a lone surrogate is not text.",
+        {"tail_sections": [["notes", utf16("x\udc00")]]},
+    ),
+    (
+        "error-not-text-dropped-fact",
+        "A fact whose value is null is checked anyway: its name must be text.",
+        {"facts": [[utf16("\udfff"), None]]},
+    ),
+    (
+        "order-value-type-before-not-text-name",
+        "Types come before text: a name that is not text with a value of the wrong type is a "
+        "value-type error.",
+        {"facts": [[utf16("\ud800"), 3]]},
+    ),
+    (
+        "order-not-text-name-before-value",
+        "A name and a value that are both not text: the name is reported (same kind and place).",
+        {"head_sections": [[utf16("\ud800"), utf16("\udc00x")]]},
+    ),
+    (
+        "order-not-text-before-empty-name",
+        "Text comes before the name rules: an empty name with a value that is not text is a "
+        "not-text error.",
+        {"facts": [["", utf16("\ud800")]]},
+    ),
+    (
+        "order-not-text-before-duplicate",
+        "Text comes before uniqueness: a repeated name whose value is not text is a not-text "
+        "error.",
+        {"facts": [["a", "x"], ["a", utf16("\udbff")]]},
+    ),
+    (
+        "order-name-type-before-not-text-value",
+        "A name of the wrong type is reported before a value that is not text.",
+        {"facts": [[5, utf16("\ud800")]]},
+    ),
+    # --- entry limit (MAX_ENTRIES = 10000) -----------------------------------------------
+    (
+        "error-too-many-entries",
+        "10001 entries are refused at index 10000, before any entry is looked at (entry 0 is not "
+        "a pair).",
+        {"facts": [0] * 10001},
+    ),
 ]
 
 
@@ -808,14 +873,28 @@ def _expected(context: RunContext) -> dict[str, Any]:
     }
 
 
+def from_vector(value: Any) -> Any:
+    """The Python value a vector's JSON stands for (CONFORMANCE.md): ``{"utf16": [...]}`` is
+    the string of those code units, any other object a mapping, an array a list."""
+    if isinstance(value, dict):
+        if list(value) == ["utf16"]:
+            data = b"".join(unit.to_bytes(2, "big") for unit in value["utf16"])
+            return data.decode("utf-16-be", "surrogatepass")
+        return {key: from_vector(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [from_vector(item) for item in value]
+    return value
+
+
 def build_case(name: str, description: str, args: dict[str, Any]) -> dict[str, Any]:
     """Run the reference on one case and return its vector entry."""
     case: dict[str, Any] = {"name": name, "description": description, "args": args}
+    python_args = from_vector(args)
     try:
         context = RunContext(
-            head_sections=args.get("head_sections"),
-            facts=args.get("facts"),
-            tail_sections=args.get("tail_sections"),
+            head_sections=python_args.get("head_sections"),
+            facts=python_args.get("facts"),
+            tail_sections=python_args.get("tail_sections"),
         )
     except RunContextRefError as error:
         case["error"] = {
@@ -847,6 +926,7 @@ def main() -> None:
     VECTORS_PATH.parent.mkdir(parents=True, exist_ok=True)
     VECTORS_PATH.write_bytes(render().encode("utf-8"))
     print(f"wrote {len(CASES)} cases to {VECTORS_PATH}")
+    gen_refusal_vectors.main()
 
 
 if __name__ == "__main__":

@@ -150,7 +150,9 @@ def test_static_head_comes_first_and_static_tail_last() -> None:
         "p", Contribution(head=[("p-head", "provider head")], tail=[("p-tail", "pt")])
     )
     builder = ContextBuilder(
-        [provider], head=[("system", "You are helpful.")], tail=[("closing", "Be brief.")]
+        [provider],
+        head_sections=[("system", "You are helpful.")],
+        tail_sections=[("closing", "Be brief.")],
     )
     context, diagnostics = builder.build()
     assert diagnostics == ()
@@ -163,7 +165,7 @@ def test_static_head_comes_first_and_static_tail_last() -> None:
 
 
 def test_no_providers_gives_the_static_context() -> None:
-    context, diagnostics = ContextBuilder([], head=[("s", "static")]).build()
+    context, diagnostics = ContextBuilder([], head_sections=[("s", "static")]).build()
     assert context == RunContext(head_sections=[("s", "static")]) and diagnostics == ()
 
 
@@ -175,7 +177,9 @@ def test_none_contributes_nothing_and_is_not_a_diagnostic() -> None:
 def test_duplicate_names_keep_the_first_and_say_so() -> None:
     one = Static("one", Contribution(facts=[("x", "1")], head=[("s", "first")]))
     two = Static("two", Contribution(facts=[("x", "2"), ("y", "2")], tail=[("s", "second")]))
-    context, diagnostics = ContextBuilder([one, two], tail=[("static", "t")]).build()
+    context, diagnostics = ContextBuilder(
+        [one, two], tail_sections=[("static", "t")], deadline=30
+    ).build()
     assert context.facts == (("x", "1"), ("y", "2"))
     assert context.head_sections == (("s", "first"),)
     assert kinds(diagnostics) == [("two", "duplicate"), ("two", "duplicate")]
@@ -184,7 +188,9 @@ def test_duplicate_names_keep_the_first_and_say_so() -> None:
 
 def test_provider_section_cannot_take_a_static_name() -> None:
     provider = Static("p", Contribution(tail=[("closing", "mine")]))
-    context, diagnostics = ContextBuilder([provider], tail=[("closing", "caller's")]).build()
+    context, diagnostics = ContextBuilder(
+        [provider], tail_sections=[("closing", "caller's")]
+    ).build()
     assert context.tail_sections == (("closing", "caller's"),)
     assert kinds(diagnostics) == [("p", "duplicate")]
 
@@ -562,7 +568,9 @@ def test_redaction_can_be_turned_off_and_static_sections_are_never_redacted() ->
     provider = Static("leaky", Contribution(facts=[("remote", TOKEN)]))
     context, diagnostics = ContextBuilder([provider], redact=False).build()
     assert facts_of(context) == {"remote": TOKEN} and diagnostics == ()
-    context, diagnostics = ContextBuilder([], head=[("mine", "password=on purpose")]).build()
+    context, diagnostics = ContextBuilder(
+        [], head_sections=[("mine", "password=on purpose")]
+    ).build()
     assert context.head_sections == (("mine", "password=on purpose"),)
 
 
@@ -705,7 +713,7 @@ def test_provider_without_collect_is_refused() -> None:
 
 def test_static_sections_follow_the_runcontext_rules() -> None:
     with pytest.raises(RunContextError) as caught:
-        ContextBuilder([], head=[("ok", "x")], tail=[("ok", "y")])
+        ContextBuilder([], head_sections=[("ok", "x")], tail_sections=[("ok", "y")])
     assert caught.value.kind == "duplicate-name"
 
 

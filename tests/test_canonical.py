@@ -317,7 +317,7 @@ def test_duplicate_keys_through_str_subclasses_are_refused() -> None:
         (b'{"x": "\\ud800"}', InvalidStringError, "lone-surrogate", 1, 8, "lone surrogate"),
         (b"{} []", JSONSyntaxError, "trailing", 1, 4, "text after"),
         (b"\xef\xbb\xbf{}", JSONSyntaxError, "bom", 1, 1, "byte order mark"),
-        (b'{"a":\n  [tru]}', JSONSyntaxError, "syntax", 2, 4, "unexpected"),
+        (b'{"a":\n  [tru]}', JSONSyntaxError, "syntax", 2, 7, "unexpected ']'"),
     ],
 )
 def test_text_errors_have_line_and_column(

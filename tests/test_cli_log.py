@@ -76,6 +76,7 @@ def test_log_lists_each_run_with_what_changed(
         "  changed  section tools\n"
         f"run 4  2025-01-31 09:00:00Z  {WEDNESDAY.digest}  8 messages\n"
         "  unchanged\n"
+        f"chain  {json.loads(transcript.read_bytes().splitlines()[-1])['chain']}\n"
     )
 
 

@@ -56,6 +56,8 @@ def _samples(tmp_path: Path) -> list[BaseException]:
         runcontext.transcript.TranscriptDigestError("altered", path=where, line=4),
         runcontext.transcript.TornTranscriptError("torn", path=where, line=7),
         runcontext.transcript.TornTranscriptWarning("torn tail"),
+        runcontext.transcript.UnchainedTranscriptWarning("version 1"),
+        runcontext.transcript.RunNotRecordedError("lost", path=where, outcome={"reply": 1}),
     ]
 
 
@@ -101,7 +103,7 @@ def test_attributes_survive_with_their_values(tmp_path: Path) -> None:
     )
     again = pickle.loads(pickle.dumps(error))
     assert str(again) == f"{tmp_path / 't.jsonl'}:3: differs"  # the path is not prefixed twice
-    assert (again.path, again.line, again.index, again.recorded, again.given) == (
+    assert (again.file, again.line, again.index, again.recorded, again.given) == (
         str(tmp_path / "t.jsonl"),
         3,
         1,

@@ -92,7 +92,7 @@ def test_a_changed_provider_revision_changes_the_fingerprint() -> None:
     [
         ({"model": ""}, TypeError, "model: expected a non-empty model name"),
         ({"model": None}, TypeError, "model"),
-        ({"context": "text"}, TypeError, "context: expected a RunContext, got str"),
+        ({"context": "text"}, TypeError, "context: expected a runcontext.RunContext, got str"),
         ({"revision": ""}, TypeError, "revision: expected a non-empty string"),
         ({"tools": {"name": "x"}}, TypeError, "tools: expected a sequence"),
         ({"tools": "tools"}, TypeError, "tools: expected a sequence"),

@@ -224,21 +224,27 @@ def test_instructions_budget_cuts_at_a_character_boundary(tmp_path: Path) -> Non
     (repo / "sub").mkdir()
     body = "é€😀" * 5000  # 2-, 3- and 4-byte characters: any cut point is tested
     (repo / "AGENTS.md").write_text(body)
-    (repo / "sub" / "AGENTS.md").write_text("left out\n")
+    (repo / "sub" / "AGENTS.md").write_text("kept whole\n")
     for budget in (1000, 1001, 1002, 1003, 4096):
         contribution = InstructionsProvider(repo / "sub", max_bytes=budget).collect(later())
-        [(name, text)] = contribution.head
+        [(name, text), (sub_name, sub_text)] = contribution.head
         assert name == "instructions:AGENTS.md" and text is not None
-        assert len(text.encode()) <= budget
+        assert sub_name == "instructions:sub/AGENTS.md" and sub_text is not None
+        assert sub_text.endswith(":\n\nkept whole\n")  # the most specific file is whole
+        assert len(text.encode()) + len(sub_text.encode()) <= budget
         content, marker = text.split("\n\n", 1)[1].rsplit("\n", 1)
         assert body.startswith(content) and len(content) > 0
+        shown = len(content.encode())
         assert marker == (
-            f"[runcontext: AGENTS.md cut here; {len(content.encode())} of "
+            f"[runcontext: AGENTS.md cut here; {shown} of "
             f"{len(body.encode())} bytes shown, the instructions budget is {budget} bytes]"
         )
         assert contribution.diagnostics == [
-            ("truncated", f"AGENTS.md cut to fit the {budget}-byte budget"),
-            ("truncated", "left out after the budget was spent: sub/AGENTS.md"),
+            (
+                "truncated",
+                f"AGENTS.md: {shown} of {len(body.encode())} bytes kept, cut to fit the "
+                f"{budget}-byte budget (files nearer the working directory come first)",
+            ),
         ]
 
 
@@ -260,12 +266,16 @@ def test_instructions_file_too_big_for_even_its_header_is_left_out(tmp_path: Pat
     (repo / "sub").mkdir()
     (repo / "sub" / "AGENTS.md").write_text("b" * 900)
     contribution = InstructionsProvider(repo / "sub", max_bytes=1000).collect(later())
-    assert [name for name, _ in contribution.head] == ["instructions:AGENTS.md"]
+    assert [name for name, _ in contribution.head] == ["instructions:sub/AGENTS.md"]
     total = sum(len(text.encode()) for _, text in contribution.head if text)
     assert total <= 1000
-    assert ("truncated", "left out after the budget was spent: sub/AGENTS.md") in (
-        contribution.diagnostics
-    )
+    assert contribution.diagnostics == [
+        (
+            "truncated",
+            "left out: AGENTS.md; the 1000-byte budget went to the files nearer the working "
+            "directory",
+        )
+    ]
 
 
 def test_instructions_huge_file_is_read_only_up_to_the_budget(tmp_path: Path) -> None:

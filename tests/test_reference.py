@@ -64,6 +64,8 @@ ERROR_KINDS = {
     "name-control",
     "name-whitespace",
     "duplicate-name",
+    "not-text",
+    "too-many-entries",
 }
 # "unordered" needs a set, which JSON cannot express; it is tested directly.
 JSON_EXPRESSIBLE_KINDS = ERROR_KINDS - {"unordered"}
@@ -125,6 +127,7 @@ def test_vectors_structure() -> None:
 
 
 def test_vectors_contain_no_surrogates() -> None:
+    # Lone surrogates are written as {"utf16": [code units]}, never in the JSON text itself.
     text = gen_runcontext_vectors.VECTORS_PATH.read_text(encoding="utf-8")
     assert not re.search(r"\\u[dD][89a-fA-F]", text)
     assert not any(0xD800 <= ord(char) <= 0xDFFF for char in text)
@@ -555,8 +558,24 @@ def test_names_are_not_rewritten() -> None:
     ],
 )
 def test_lone_surrogates_refused(kwargs: dict[str, object]) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(RunContextRefError) as info:
         RunContext(**kwargs)
+    assert (info.value.kind, info.value.is_type_error) == ("not-text", False)
+
+
+def test_types_are_checked_before_text() -> None:
+    # A name that is not text and a value of the wrong type: the type error wins.
+    with pytest.raises(RunContextRefError) as info:
+        RunContext(facts=[("\ud800", 3)])
+    assert (info.value.kind, info.value.index) == ("value-type", 0)
+    # Both not text: the name is reported (same kind, same place).
+    with pytest.raises(RunContextRefError) as info:
+        RunContext(facts=[("\ud800", "\udc00")])
+    assert info.value.kind == "not-text"
+    # Text before the name rules: an empty-looking name with a lone surrogate value.
+    with pytest.raises(RunContextRefError) as info:
+        RunContext(facts=[("", "\ud800")])
+    assert info.value.kind == "not-text"
 
 
 def test_jcs_deep_nesting() -> None:

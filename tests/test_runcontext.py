@@ -51,6 +51,8 @@ def test_vectors_cover_every_rule() -> None:
         "name-control",
         "name-whitespace",
         "duplicate-name",
+        "not-text",
+        "too-many-entries",
     }
     assert verify(VECTORS / "runcontext-v1.json").ok
 
@@ -66,6 +68,8 @@ def _same(rc: RunContext, ref: reference.RunContext) -> None:
     assert list(rc.head_sections) == ref.head_sections
     assert list(rc.tail_sections) == ref.tail_sections
     assert [tuple(s) for s in rc.sections] == ref.sections
+    assert list(rc.section_digests) == ref.section_digests
+    assert rc.is_empty == ref.is_empty
 
 
 sections_and_facts = st.tuples(unique_pairs(), unique_pairs(), unique_pairs()).filter(
@@ -88,9 +92,13 @@ def test_rust_agrees_with_the_reference(args: tuple[Any, Any, Any]) -> None:
 # same place.
 _any_name = st.one_of(
     names,
-    st.sampled_from(["", " x", "x ", "a\nb", "\t", "x\u2028", "\u00a0y", "dup", 7, None]),
+    st.sampled_from(
+        ["", " x", "x ", "a\nb", "\t", "x\u2028", "\u00a0y", "dup", 7, None, "\ud800", " \udc00"]
+    ),
 )
-_any_value = st.one_of(values, st.sampled_from([3, 1.5, b"x", ["list"], {"d": 1}]))
+_any_value = st.one_of(
+    values, st.sampled_from([3, 1.5, b"x", ["list"], {"d": 1}, "\udfff", "x\ud800 "])
+)
 _any_entry = st.one_of(
     st.tuples(_any_name, _any_value),
     st.sampled_from(["ab", ("a",), ("a", "b", "c"), 5, None]),

@@ -401,15 +401,23 @@ def test_a_read_only_session_refuses_appends(path: Path) -> None:
         Session.open(path, writable=False, repair=True)
 
 
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        PermissionError(errno.EACCES, "Permission denied"),
+        OSError(errno.EROFS, "Read-only file system"),  # a read-only mount: not a PermissionError
+    ],
+    ids=["EACCES", "EROFS"],
+)
 def test_a_file_this_process_cannot_write_opens_read_only(
-    path: Path, monkeypatch: pytest.MonkeyPatch
+    path: Path, monkeypatch: pytest.MonkeyPatch, refusal: OSError
 ) -> None:
     Session.create(path, [SEED]).close()
     real_open = os.open
 
     def open_without_write_permission(file: Any, flags: int, *args: Any) -> int:
         if flags & (os.O_RDWR | os.O_WRONLY):
-            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(file))
+            raise type(refusal)(refusal.errno, refusal.strerror, os.fspath(file))
         return real_open(file, flags, *args)
 
     patch_os(monkeypatch, open=open_without_write_permission)
@@ -418,7 +426,7 @@ def test_a_file_this_process_cannot_write_opens_read_only(
         assert session.messages() == [SEED]
         with pytest.raises(ValueError, match=r"the session is read-only .*writable=True to append"):
             session.append_messages([{"role": "user", "content": "hi"}])
-    with pytest.raises(PermissionError):
+    with pytest.raises(PermissionError, match=r"cannot be opened for appending .*writable=False"):
         Session.open(path, writable=True)
     with pytest.raises(PermissionError):
         Session.open(path, repair=True)

@@ -11,12 +11,14 @@ __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "FORMAT_VERSION",
     "MAX_DEPTH",
+    "MAX_ENTRIES",
     "TRANSCRIPT_VERSION",
     "RunContext",
     "Transcript",
     "__version__",
     "canonical_json",
     "canonicalize_text",
+    "check_message",
     "digest",
     "digest_bytes",
     "json_value",
@@ -24,6 +26,7 @@ __all__ = [
 
 __version__: str
 MAX_DEPTH: int
+MAX_ENTRIES: int
 FORMAT_VERSION: int
 
 def canonical_json(value: object, /) -> bytes: ...
@@ -56,6 +59,10 @@ class RunContext:
     @property
     def sections(self) -> tuple[Section, ...]: ...
     @property
+    def section_digests(self) -> tuple[str, ...]: ...
+    @property
+    def is_empty(self) -> bool: ...
+    @property
     def facts(self) -> tuple[tuple[str, str], ...]: ...
     @property
     def head_sections(self) -> tuple[tuple[str, str], ...]: ...
@@ -71,6 +78,7 @@ TRANSCRIPT_VERSION: int
 DEFAULT_MAX_LINE_BYTES: int
 
 def json_value(data: bytes) -> Any: ...
+def check_message(message: bytes) -> None: ...
 
 @final
 class Transcript:

@@ -35,13 +35,13 @@ def check_messages(
     return messages
 
 
-def check_context(context: object) -> RunContext | None:
-    """Return ``context`` if it is a :class:`RunContext` or ``None``; else raise ``TypeError``."""
-    if context is not None and not isinstance(context, RunContext):
-        raise TypeError(
-            f"context: expected a runcontext.RunContext or None, got {type(context).__name__}"
-        )
-    return context
+def check_context(context: object, *, optional: bool = True) -> RunContext | None:
+    """Return ``context`` if it is a :class:`RunContext` (or ``None``, when ``optional``); else
+    raise ``TypeError``. Every entry point that takes a context words the refusal this way."""
+    if (context is None and optional) or isinstance(context, RunContext):
+        return context
+    expected = "a runcontext.RunContext or None" if optional else "a runcontext.RunContext"
+    raise TypeError(f"context: expected {expected}, got {type(context).__name__}")
 
 
 def splice(messages: Sequence[Mapping[str, Any]], context: RunContext | None) -> list[Any]:

@@ -8,6 +8,9 @@ Three kinds of vector file are understood:
   error that refuses it.
 * Number lines (``es-numbers.txt``): ``<16 hex digits> <text>`` per line, the IEEE 754 bits
   of a double and how canonical JSON writes it.
+* Transcript vectors (``transcript-v2.json``, ``"format": "transcript-v2"``): whole transcript
+  files and what a reader makes of them (messages, runs, chain, torn line) or the refusal
+  (kind and line), checked through ``runcontext.transcript.verify_bytes``.
 
 By default this installation is checked. A port in another language runs every case itself,
 writes what it observed in the same shape as the vectors (``{"cases": [{"name": ..., "expect":
@@ -21,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 import struct
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +33,14 @@ from typing import Any
 from runcontext._core import RunContext, canonical_json, canonicalize_text
 from runcontext.errors import CanonicalJSONError, RunContextError
 
-__all__ = ["Report", "observe_jcs", "observe_number", "observe_runcontext", "verify"]
+__all__ = [
+    "Report",
+    "observe_jcs",
+    "observe_number",
+    "observe_runcontext",
+    "observe_transcript",
+    "verify",
+]
 
 _RUNCONTEXT_FIELDS = (
     "head_text",
@@ -69,9 +80,37 @@ def _pairs(pairs: tuple[tuple[str, str], ...]) -> list[list[str]]:
     return [list(p) for p in pairs]
 
 
+def _text_object(value: Any) -> str | None:
+    """The string a ``{"utf16": [code units]}`` object stands for, or None if it is not one."""
+    if not (isinstance(value, dict) and list(value) == ["utf16"]):
+        return None
+    units = value["utf16"]
+    if not (
+        isinstance(units, list)
+        and all(type(u) is int and 0 <= u <= 0xFFFF for u in units)  # bool is not a code unit
+    ):
+        return None
+    data = b"".join(u.to_bytes(2, "big") for u in units)
+    return data.decode("utf-16-be", "surrogatepass")
+
+
+def vector_args(value: Any) -> Any:
+    """RunContext arguments as the vectors write them, as Python values: a
+    ``{"utf16": [...]}`` object is the string of those UTF-16 code units (how a vector writes
+    a lone surrogate, which JSON text cannot hold); every other value is itself."""
+    text = _text_object(value)
+    if text is not None:
+        return text
+    if isinstance(value, list):
+        return [vector_args(item) for item in value]
+    if isinstance(value, dict):
+        return {key: vector_args(item) for key, item in value.items()}
+    return value
+
+
 def observe_runcontext(case: dict[str, Any]) -> dict[str, Any]:
     """What this installation does with one RunContext case, in the vectors' shape."""
-    args = case.get("args") or {}
+    args = vector_args(case.get("args") or {})
     try:
         rc = RunContext(
             head_sections=args.get("head_sections"),
@@ -104,12 +143,28 @@ def observe_runcontext(case: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def jcs_input(case: dict[str, Any]) -> bytes:
+    """The bytes a canonical JSON case gives the canonicaliser: ``input`` as UTF-8, or
+    ``input_hex`` (for bytes that are not UTF-8)."""
+    if "input_hex" in case:
+        return bytes.fromhex(case["input_hex"])
+    text: str = case["input"]
+    return text.encode("utf-8", "surrogatepass")
+
+
+_AT_FIELDS = ("offset", "line", "column", "path")
+
+
 def observe_jcs(case: dict[str, Any]) -> dict[str, Any]:
-    """What this installation does with one canonical JSON case, in the vectors' shape."""
+    """What this installation does with one canonical JSON case, in the vectors' shape; where
+    the case pins a refusal's place (``at``), the place too."""
     try:
-        canonical = canonicalize_text(case["input"].encode("utf-8", "surrogatepass"))
+        canonical = canonicalize_text(jcs_input(case))
     except CanonicalJSONError as error:
-        return {"name": case["name"], "error": error.kind}
+        observed: dict[str, Any] = {"name": case["name"], "error": error.kind}
+        if "at" in case:
+            observed["at"] = {key: getattr(error, key, None) for key in _AT_FIELDS}
+        return observed
     return {"name": case["name"], "canonical": canonical.decode("utf-8")}
 
 
@@ -126,6 +181,8 @@ def _differences(expected: dict[str, Any], observed: dict[str, Any], kind: str) 
     if "error" in expected:
         got = observed.get("error")
         if got == expected["error"]:
+            if "at" in expected and observed.get("at") != expected["at"]:
+                return f"expected error {got!r} at {expected['at']}, got it at {observed.get('at')}"
             return None
         if got is None:
             shown = f"canonical {observed.get('canonical')!r}" if kind == "jcs" else "a context"
@@ -166,6 +223,16 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
+def _has_input(case: dict[str, Any]) -> bool:
+    if "input_hex" in case:
+        try:
+            bytes.fromhex(case["input_hex"])
+        except (TypeError, ValueError):
+            return False
+        return "input" not in case
+    return isinstance(case.get("input"), str)
+
+
 def _check_cases(path: Path, cases: list[Any], kind: str, *, vectors: bool) -> None:
     """Refuse a malformed entry naming the file and its index, rather than crash on it."""
     outcomes = _OUTCOMES[kind]
@@ -190,8 +257,10 @@ def _check_cases(path: Path, cases: list[Any], kind: str, *, vectors: bool) -> N
                 f"{where} ({name!r}): '{present[0]}' must be {_JSON_TYPE[expected_type]}, got "
                 f"{json.dumps(case[present[0]])[:60]}"
             )
-        if vectors and kind == "jcs" and not isinstance(case.get("input"), str):
-            raise ValueError(f"{where} ({name!r}): expected a string 'input'")
+        if vectors and kind == "jcs" and not _has_input(case):
+            raise ValueError(f"{where} ({name!r}): expected a string 'input' or a hex 'input_hex'")
+        if "at" in case and not isinstance(case["at"], dict):
+            raise ValueError(f"{where} ({name!r}): 'at' must be an object")
         if vectors and kind == "runcontext" and not isinstance(case.get("args", {}), dict | None):
             raise ValueError(f"{where} ({name!r}): 'args' must be an object")
 
@@ -251,9 +320,11 @@ def verify(path: str | Path, results: str | Path | None = None) -> Report:
         return _verify_numbers(vectors_path, text, results_path)
     vectors = _load(vectors_path)
     cases: list[Any] = vectors["cases"]
+    if vectors.get("format") == "transcript-v2":
+        return _verify_transcripts(vectors_path, cases, results_path)
     if vectors.get("format") == "runcontext-v1":
         kind = "runcontext"
-    elif all(isinstance(c, dict) and "input" in c for c in cases):
+    elif all(isinstance(c, dict) and ("input" in c or "input_hex" in c) for c in cases):
         kind = "jcs"
     else:
         raise ValueError(f"{vectors_path}: neither RunContext nor canonical JSON vectors")
@@ -273,3 +344,169 @@ def verify(path: str | Path, results: str | Path | None = None) -> Report:
         if problem is not None:
             failures.append((case["name"], problem))
     return Report(path=str(vectors_path), kind=kind, total=len(cases), failures=failures)
+
+
+# --- transcript vectors (transcript-v2.json) --------------------------------------------------
+
+_TRANSCRIPT_EXPECT = ("messages", "runs", "chain", "torn", "unchained")
+
+
+def _transcript_bytes(case: dict[str, Any]) -> bytes:
+    if "text" in case:
+        text: str = case["text"]
+        return text.encode("utf-8")
+    return bytes.fromhex(case["hex"])
+
+
+def _timestamp(moment: Any) -> str:
+    """A run's time as the transcript writes it (a stand-in may already give the text)."""
+    from runcontext.transcript._records import _format_time
+
+    return moment if isinstance(moment, str) else _format_time(moment)
+
+
+def observe_transcript(case: dict[str, Any]) -> dict[str, Any]:
+    """What this installation's ``runcontext.transcript.verify_bytes`` does with one case."""
+    from runcontext import transcript
+
+    verify_bytes = getattr(transcript, "verify_bytes", None)
+    if verify_bytes is None:
+        raise ValueError(
+            "this installation has no runcontext.transcript.verify_bytes to check transcripts "
+            "with; a port can still be checked with --results"
+        )
+    options = {"max_line_bytes": case["max_line_bytes"]} if "max_line_bytes" in case else {}
+    with warnings.catch_warnings():  # v1 files and torn lines warn; the outcome says so
+        warnings.simplefilter("ignore")
+        try:
+            verified = verify_bytes(_transcript_bytes(case), name=case["name"], **options)
+        except transcript.TranscriptError as error:
+            return {
+                "name": case["name"],
+                "error": {"kind": getattr(error, "kind", None), "line": error.line},
+            }
+        except Exception as error:  # a crash is a failure of this case, not of the run
+            return {
+                "name": case["name"],
+                "error": {"kind": f"<{type(error).__name__}: {error}>", "line": None},
+            }
+    torn = verified.torn
+    return {
+        "name": case["name"],
+        "expect": {
+            "messages": [canonical_json(m).decode() for m in verified.messages],
+            "runs": [
+                {
+                    "run": run.number,
+                    "digest": run.digest,
+                    "time": _timestamp(run.time),
+                    "messages": run.messages,
+                    "head_text": run.context.head_text,
+                    "tail_text": run.context.tail_text,
+                    "sections": [
+                        {"position": s.position, "name": s.name, "digest": s.digest}
+                        for s in run.context.sections
+                    ],
+                    "facts": _pairs(run.context.facts),
+                }
+                for run in verified.runs
+            ],
+            "chain": None if verified.unchained else verified.chain,
+            "torn": None
+            if torn is None
+            else {"line": torn.line, "offset": torn.offset, "length": torn.length},
+            "unchained": bool(verified.unchained),
+        },
+    }
+
+
+def _as_json(value: object) -> str:
+    """JSON text that tells ints from floats (``1`` and ``1.0`` are equal in Python)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _shorten(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _transcript_differences(case: dict[str, Any], observed: dict[str, Any]) -> str | None:
+    if "error" in case:
+        want = case["error"]
+        got = observed.get("error")
+        if (
+            isinstance(got, dict)
+            and got.get("kind") == want["kind"]
+            and got.get("line") == (want["line"])
+        ):
+            return None
+        shown = "the file read" if got is None else f"{got.get('kind')!r} at line {got.get('line')}"
+        return f"expected {want['kind']!r} at line {want['line']}, got {shown}"
+    got = observed.get("expect")
+    if not isinstance(got, dict):
+        error = observed.get("error") or {}
+        return f"expected the file read, got {error.get('kind')!r} at line {error.get('line')}"
+    wrong = []
+    for key in _TRANSCRIPT_EXPECT:
+        want_json, got_json = _as_json(case["expect"].get(key)), _as_json(got.get(key))
+        if want_json != got_json:
+            wrong.append(f"{key}: expected {_shorten(want_json)}, got {_shorten(got_json)}")
+    return "; ".join(wrong) or None
+
+
+def _check_transcript_cases(path: Path, cases: list[Any], *, vectors: bool) -> None:
+    """Refuse a malformed entry naming the file and its index, rather than crash on it."""
+    seen: dict[str, int] = {}
+    for i, case in enumerate(cases):
+        where = f"{path}: cases[{i}]"
+        if not isinstance(case, dict):
+            raise ValueError(f"{where}: expected an object, got {json.dumps(case)[:60]}")
+        name = case.get("name")
+        if not isinstance(name, str):
+            raise ValueError(f"{where}: expected a string 'name', got {json.dumps(name)}")
+        if name in seen:
+            raise ValueError(f"{where}: the name {name!r} repeats cases[{seen[name]}]")
+        seen[name] = i
+        where = f"{where} ({name!r})"
+        present = [key for key in ("expect", "error") if key in case]
+        if len(present) != 1:
+            raise ValueError(f"{where}: expected exactly one of 'expect' and 'error'")
+        outcome = case[present[0]]
+        if not isinstance(outcome, dict):
+            raise ValueError(f"{where}: '{present[0]}' must be an object")
+        if present[0] == "error" and not (
+            isinstance(outcome.get("kind"), str)
+            and (type(outcome.get("line")) is int or (not vectors and outcome.get("line") is None))
+        ):
+            raise ValueError(f"{where}: 'error' must have a string 'kind' and an integer 'line'")
+        if not vectors:
+            continue
+        files = [key for key in ("text", "hex") if isinstance(case.get(key), str)]
+        if len(files) != 1:
+            raise ValueError(f"{where}: expected exactly one of a string 'text' and 'hex'")
+        if "hex" in case:
+            try:
+                bytes.fromhex(case["hex"])
+            except ValueError:
+                raise ValueError(f"{where}: 'hex' is not hexadecimal") from None
+        if "max_line_bytes" in case and type(case["max_line_bytes"]) is not int:
+            raise ValueError(f"{where}: 'max_line_bytes' must be an integer")
+
+
+def _verify_transcripts(path: Path, cases: list[Any], results: Path | None) -> Report:
+    _check_transcript_cases(path, cases, vectors=True)
+    observed: dict[str, dict[str, Any]]
+    if results is None:
+        observed = {case["name"]: observe_transcript(case) for case in cases}
+    else:
+        reported = _load(results)["cases"]
+        _check_transcript_cases(results, reported, vectors=False)
+        observed = {r["name"]: r for r in reported}
+    failures = []
+    for case in cases:
+        found = observed.get(case["name"])
+        problem = (
+            "no result for this case" if found is None else _transcript_differences(case, found)
+        )
+        if problem is not None:
+            failures.append((case["name"], problem))
+    return Report(path=str(path), kind="transcript", total=len(cases), failures=failures)

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runcontext._core import RunContext, digest
+from runcontext._splice import check_context
 
 __all__ = ["FINGERPRINT_VERSION", "request_fingerprint"]
 
@@ -36,8 +37,7 @@ def request_fingerprint(
     """
     if not isinstance(model, str) or not model:
         raise TypeError(f"model: expected a non-empty model name, got {model!r}")
-    if not isinstance(context, RunContext):
-        raise TypeError(f"context: expected a RunContext, got {type(context).__name__}")
+    check_context(context, optional=False)
     if not isinstance(revision, str) or not revision:
         raise TypeError(
             f"revision: expected a non-empty string (ContextBuilder.revision), got {revision!r}"

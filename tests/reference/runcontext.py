@@ -24,6 +24,9 @@ from .jcs import digest as jcs_digest
 
 FORMAT_VERSION = 1
 
+# Most entries one argument may hold (FORMAT.md section 3.1).
+MAX_ENTRIES = 10_000
+
 # The Unicode White_Space property, exactly (not Python's str.isspace, which
 # also accepts U+001C..U+001F).
 WHITE_SPACE: frozenset[str] = frozenset(
@@ -104,6 +107,8 @@ def _check_argument_shape(arg: str, value: object) -> Sequence[object]:
         raise _type_error("unordered", arg)
     if not _is_sequence(value):
         raise _type_error("not-a-sequence", arg)
+    if len(value) > MAX_ENTRIES:
+        raise _value_error("too-many-entries", arg, MAX_ENTRIES)
     if (
         len(value) == 2
         and isinstance(value[0], str)
@@ -122,12 +127,12 @@ def _check_item(arg: str, index: int, item: object) -> tuple[str, str | None]:
         raise _type_error("name-type", arg, index)
     if value is not None and not isinstance(value, str):
         raise _type_error("value-type", arg, index)
-    # Not part of the v1 error kinds: a str that is not valid Unicode (lone
-    # surrogate) can never be canonicalised, so refuse it up front with a
-    # plain ValueError, even when the entry would later be dropped.
+    # A str that is not Unicode text (a lone surrogate) can never be
+    # canonicalised: refused after both types are known to be right, the
+    # name before the value, even when the entry would later be dropped.
     for text in (name, value or ""):
         if any(0xD800 <= ord(char) <= 0xDFFF for char in text):
-            raise ValueError(f"lone surrogate in {arg}[{index}]")
+            raise _value_error("not-text", arg, index)
     if name == "":
         raise _value_error("empty-name", arg, index)
     if any(is_control(char) for char in name):
@@ -195,6 +200,8 @@ class RunContext:
     tail_text: str | None
     digest: str
     sections: list[tuple[str, str, str, str]]
+    section_digests: list[str]
+    is_empty: bool
 
     def __init__(
         self,
@@ -224,6 +231,9 @@ class RunContext:
             ("tail", name, text, jcs_digest({"name": name, "text": text}))
             for name, text in self.tail_sections
         ]
+
+        self.section_digests = [section[3] for section in self.sections]
+        self.is_empty = self.head_text is None and self.tail_text is None
 
     def _render_head(self) -> str | None:
         if not self.head_sections:

@@ -101,8 +101,11 @@ def test_copy_file_to_postgres_and_back_is_byte_identical(
     status, out, err = run(capsys, "log", target)
     assert status == 0 and err == ""
     assert out.count("\nrun ") + out.startswith("run ") == 3
-    assert out.splitlines()[-1].startswith("head  blake3:")
-    assert out.splitlines()[-1].endswith(f"  {len(lines)} records, as the session row anchors them")
+    assert out.splitlines()[-2].startswith("chain  blake3:")
+    assert (
+        out.splitlines()[-1]
+        == f"anchored  {len(lines)} records: the session row holds the same chain"
+    )
 
 
 def test_copy_refuses_an_existing_destination(

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from runcontext import __version__
 from runcontext.cli import canon, log, show, transcript, vectors
+from runcontext.cli._terminal import visible
 
 __all__ = ["main"]
 
@@ -43,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `runcontext show | head`: not an error worth a message
         return 1
     except (UsageError, ValueError, TypeError, OSError) as error:
-        print(f"runcontext {args.command}: {error}", file=sys.stderr)
+        print(f"runcontext {args.command}: {visible(str(error))}", file=sys.stderr)
         return 1
     return status
 

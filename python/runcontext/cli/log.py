@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import warnings
 from typing import Any
 
 from runcontext._core import RunContext
+from runcontext.cli._terminal import json_text, visible
 from runcontext.transcript.session import Run, Session, TornTranscriptWarning
+from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES
 
 
 def register(subparsers: Any) -> None:
@@ -28,6 +29,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--tenant", metavar="T", help="the tenant, for a PostgreSQL URI")
     parser.add_argument("--run", type=int, metavar="N", help="show run N in full")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument(
+        "--max-line-bytes",
+        type=int,
+        default=DEFAULT_MAX_LINE_BYTES,
+        metavar="N",
+        help=f"refuse a record longer than N bytes (default: {DEFAULT_MAX_LINE_BYTES})",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -36,16 +44,21 @@ def run(args: argparse.Namespace) -> int:
         warnings.simplefilter("always", TornTranscriptWarning)
         try:
             session = Session.open(
-                args.transcript, writable=False, session_id=args.session, tenant=args.tenant
+                args.transcript,
+                writable=False,
+                max_line_bytes=args.max_line_bytes,
+                session_id=args.session,
+                tenant=args.tenant,
             )
         except ImportError as error:  # a postgresql:// URI without the postgres extra
             raise ValueError(str(error)) from None
         with session:
-            runs = session.runs()
             anchored = _anchored_head(session)
+            runs = session.runs()
+            chain = session.chain
     for warning in caught:
         # A torn last line is worth a note, not a failure: every complete run is listed.
-        print(f"runcontext log: warning: {warning.message}", file=sys.stderr)
+        print(f"runcontext log: warning: {visible(str(warning.message))}", file=sys.stderr)
     if args.run is not None:
         if not 1 <= args.run <= len(runs):
             span = f"runs 1 to {len(runs)}" if runs else "no runs"
@@ -55,16 +68,18 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             _print_json(_run_json(chosen, previous) | _full_json(chosen))
         else:
-            print(_run_text(chosen, previous), end="")
-            print(_full_text(chosen), end="")
+            print(visible(_run_text(chosen, previous)), end="")
+            print(visible(_full_text(chosen)), end="")
         return 0
     if args.json:
         _print_json([_run_json(r, runs[i - 1].context if i else None) for i, r in enumerate(runs)])
     else:
         for index, recorded in enumerate(runs):
-            print(_run_text(recorded, runs[index - 1].context if index else None), end="")
+            print(visible(_run_text(recorded, runs[index - 1].context if index else None)), end="")
+        # The anchor: kept elsewhere, it shows a later rewrite of the whole tail (TRANSCRIPT.md).
+        print(f"chain  {chain}" if chain else "chain  none (a version 1 transcript: unchained)")
         if anchored is not None:
-            print(f"head  {anchored[1]}  {anchored[0]} records, as the session row anchors them")
+            print(f"anchored  {anchored[0]} records: the session row holds the same chain")
     return 0
 
 
@@ -164,4 +179,4 @@ def _full_json(recorded: Run) -> dict[str, Any]:
 
 
 def _print_json(value: object) -> None:
-    print(json.dumps(value, ensure_ascii=False, indent=2))
+    print(json_text(value))

@@ -9,12 +9,14 @@ prints a complete request body for a one-message example conversation.
 from __future__ import annotations
 
 import argparse
-import json
+import errno
 import os
+import stat
 import sys
 from typing import Any
 
 from runcontext._core import RunContext
+from runcontext.cli._terminal import json_text, visible
 from runcontext.providers import Diagnostic, default_providers
 from runcontext.providers.builder import ContextBuilder
 from runcontext.providers.instructions import DEFAULT_MAX_BYTES, DEFAULT_NAMES
@@ -76,10 +78,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not os.path.isdir(args.directory):
-        if os.path.exists(args.directory):
-            raise NotADirectoryError(f"{args.directory}: is not a directory")
-        raise FileNotFoundError(f"{args.directory}: no such directory")
+    _check_directory(args.directory)
     directory = os.path.abspath(args.directory)
     providers = default_providers(
         directory,
@@ -93,16 +92,36 @@ def run(args: argparse.Namespace) -> int:
     if args.request:
         _print_json(_request(args.request, args.model, context))
         for diagnostic in diagnostics:  # stderr, so stdout stays a request body
-            print(f"runcontext show: {diagnostic}", file=sys.stderr)
+            print(f"runcontext show: {visible(str(diagnostic))}", file=sys.stderr)
     elif args.json:
         _print_json(_document(directory, builder, context, diagnostics))
     else:
-        sys.stdout.write(_report(context, builder, diagnostics))
+        sys.stdout.write(visible(_report(context, builder, diagnostics)))
     return 0
 
 
+def _check_directory(directory: str) -> None:
+    """Say what is wrong with ``directory``: missing, not a directory, too long, …"""
+    try:
+        mode = os.stat(directory).st_mode
+    except OSError as error:
+        shown = directory if len(directory) <= 80 else f"{directory[:60]}… ({len(directory)} bytes)"
+        if error.errno == errno.ENOENT:
+            raise FileNotFoundError(error.errno, f"{shown}: no such directory") from None
+        if error.errno == errno.ENAMETOOLONG:
+            path_max, name_max = os.pathconf("/", "PC_PATH_MAX"), os.pathconf("/", "PC_NAME_MAX")
+            raise OSError(
+                error.errno,
+                f"{shown}: the path is too long for this system (a path may have at most "
+                f"{path_max} bytes, one name {name_max}); run from a directory nearer to it",
+            ) from None
+        raise OSError(error.errno, f"{shown}: {os.strerror(error.errno or 0)}") from None
+    if not stat.S_ISDIR(mode):
+        raise NotADirectoryError(f"{directory}: is not a directory")
+
+
 def _print_json(value: object) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_text(value) + "\n")
 
 
 def _request(api: str, model: str, context: RunContext) -> dict[str, Any]:

@@ -13,7 +13,8 @@ def register(subparsers: Any) -> None:
         "verify-vectors",
         help="check this installation, or a port's results, against conformance vectors",
         description="Run every case of a vectors file (docs/vectors/runcontext-v1.json, "
-        "docs/vectors/jcs.json or docs/vectors/es-numbers.txt) against this installation, or, "
+        "docs/vectors/jcs.json, docs/vectors/es-numbers.txt or docs/vectors/transcript-v2.json) "
+        "against this installation, or, "
         "with --results, compare the results another implementation wrote in the same shape. "
         "Exit 0 when every case passes, 1 otherwise; a malformed file is refused naming the "
         "entry.",

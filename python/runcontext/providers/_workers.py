@@ -7,7 +7,13 @@ one per build. Async providers run as tasks on the caller's loop in :func:`acoll
 and are cancelled at the deadline; in :func:`collect_all` each gets a private loop in a
 worker. Results come back in the providers' order, never completion order.
 
-Nothing here looks at what a provider returned: that is :mod:`runcontext.providers._contributions`.
+What a provider returned is read by the ``finish`` function each build passes in
+(:func:`runcontext.providers._contributions.check`), and it is called *in the worker*,
+right after the collect: reading a returned value runs the provider's code (a lazy
+sequence, a generator, an exception's ``__str__``), and that must count against the
+deadline, not stall the caller after it. The caller only ever receives what ``finish``
+made of it. An async provider under :func:`acollect_all` runs on the caller's loop, so its
+result is handed to a worker to be finished too.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ __all__ = ["FLIGHTS", "DaemonPool", "Result", "StillRunning", "acollect_all", "c
 
 # An outcome is (True, what collect returned) or (False, the exception it raised).
 Outcome = tuple[bool, object]
+# Turns an outcome into plain data, in the worker; never raises.
+Finish = Callable[[Outcome], object]
 
 
 class StillRunning(NamedTuple):
@@ -37,8 +45,9 @@ class StillRunning(NamedTuple):
     since: float  # time.monotonic() when that collect started
 
 
-# What a build learns of each provider: an outcome, still running, or nothing in time.
-Result = Outcome | StillRunning | None
+# What a build learns of each provider: what its finish made of the outcome, StillRunning,
+# or None (nothing in time).
+Result = object
 
 
 class DaemonPool:
@@ -113,11 +122,13 @@ _POOL = DaemonPool()
 class Flight:
     """One collect running in a worker thread, and the builds waiting for its outcome."""
 
-    __slots__ = ("deadline", "provider", "started", "waiters")
+    __slots__ = ("deadline", "finish", "provider", "started", "waiters")
 
-    def __init__(self, provider: Provider, deadline: float) -> None:
+    def __init__(self, provider: Provider, deadline: float, finish: Finish) -> None:
         self.provider = provider  # held, so its id() cannot be reused while it runs
         self.deadline = deadline
+        # The starting build's: builds that join share what it made of the outcome.
+        self.finish = finish
         self.started = time.monotonic()
         self.waiters: list[Callable[[Result], None]] = []
 
@@ -142,9 +153,9 @@ class Flights:
         self._running: dict[int, Flight] = {}
 
     def join(
-        self, waits: Sequence[tuple[Provider, Callable[[Result], None]]], deadline: float
+        self, waits: Sequence[tuple[Provider, Finish, Callable[[Result], None]]], deadline: float
     ) -> list[Flight | StillRunning | None]:
-        """For each ``(provider, deliver)``, wait for the provider's outcome with ``deliver``.
+        """For each ``(provider, finish, deliver)``, wait for the provider's result.
 
         Returns, for each, a new flight the caller must start, ``None`` when a flight of an
         overlapping build was joined, or :class:`StillRunning` (``deliver`` is then never
@@ -153,10 +164,10 @@ class Flights:
         joined: list[Flight | StillRunning | None] = []
         with self._lock:
             now = time.monotonic()
-            for provider, deliver in waits:
+            for provider, finish, deliver in waits:
                 flight = self._running.get(id(provider))
                 if flight is None:
-                    flight = Flight(provider, deadline)
+                    flight = Flight(provider, deadline, finish)
                     self._running[id(provider)] = flight
                     joined.append(flight)
                 elif flight.deadline <= now:
@@ -179,8 +190,10 @@ class Flights:
 FLIGHTS = Flights()
 
 
-def collect_all(providers: Sequence[Provider], deadline: float) -> list[Result]:
-    """Each provider's result, blocking until all have answered or ``deadline`` passes.
+def collect_all(
+    providers: Sequence[Provider], finishes: Sequence[Finish], deadline: float
+) -> list[Result]:
+    """Each provider's finished result, blocking until all have answered or ``deadline``.
 
     ``deadline`` is a ``time.monotonic()`` value. A provider that has not answered by then
     gets ``None``; its late result lands in a queue nobody reads.
@@ -188,7 +201,10 @@ def collect_all(providers: Sequence[Provider], deadline: float) -> list[Result]:
     done: queue.SimpleQueue[tuple[int, Result]] = queue.SimpleQueue()
     results: list[Result] = [None] * len(providers)
     pending: set[int] = set()
-    waits = [(provider, _to_queue(done, index)) for index, provider in enumerate(providers)]
+    waits = [
+        (provider, finish, _to_queue(done, index))
+        for index, (provider, finish) in enumerate(zip(providers, finishes, strict=True))
+    ]
     for index, flight in enumerate(FLIGHTS.join(waits, deadline)):
         if isinstance(flight, StillRunning):
             results[index] = flight
@@ -209,25 +225,31 @@ def collect_all(providers: Sequence[Provider], deadline: float) -> list[Result]:
     return results
 
 
-async def acollect_all(providers: Sequence[Provider], deadline: float) -> list[Result]:
+async def acollect_all(
+    providers: Sequence[Provider],
+    is_async: Sequence[bool],
+    finishes: Sequence[Finish],
+    deadline: float,
+) -> list[Result]:
     """Like :func:`collect_all`, without blocking the running loop.
 
-    Async providers run as tasks on this loop and are cancelled at the deadline (one that
-    swallows the cancellation keeps running, but its result is discarded); sync providers
-    run in worker threads as in :func:`collect_all`.
+    Async providers (``is_async``, decided once by the caller: looking up ``collect`` runs
+    the provider's code) run as tasks on this loop and are cancelled at the deadline (one
+    that swallows the cancellation keeps running, but its result is discarded); sync
+    providers run in worker threads as in :func:`collect_all`.
     """
     loop = asyncio.get_running_loop()
     slots: list[asyncio.Future[Result] | StillRunning] = []
-    waits: list[tuple[Provider, Callable[[Result], None]]] = []
+    waits: list[tuple[Provider, Finish, Callable[[Result], None]]] = []
     sync: list[int] = []
-    for provider in providers:
-        if inspect.iscoroutinefunction(provider.collect):
-            slots.append(loop.create_task(_acall(provider, deadline)))
+    for provider, coroutine, finish in zip(providers, is_async, finishes, strict=True):
+        if coroutine:
+            slots.append(loop.create_task(_acall(provider, deadline, finish)))
         else:
             future, deliver = _loop_future(loop)
             sync.append(len(slots))
             slots.append(future)
-            waits.append((provider, deliver))
+            waits.append((provider, finish, deliver))
     for index, flight in zip(sync, FLIGHTS.join(waits, deadline), strict=True):
         if isinstance(flight, StillRunning):
             slots[index] = flight
@@ -258,12 +280,13 @@ def _start(flight: Flight) -> None:
     context = contextvars.copy_context()
 
     def task() -> None:
-        FLIGHTS.land(flight, context.run(_call, flight.provider, flight.deadline))
+        outcome = context.run(_call, flight.provider, flight.deadline)
+        FLIGHTS.land(flight, None if outcome is None else flight.finish(outcome))
 
     try:
         _POOL.submit(task)
     except RuntimeError as error:  # no thread to be had (interpreter exit, thread limit)
-        FLIGHTS.land(flight, (False, error))
+        FLIGHTS.land(flight, flight.finish((False, error)))  # our own error: safe to read here
 
 
 _LATE = object()  # what _bounded returns when the deadline passed first
@@ -294,14 +317,23 @@ def _call(provider: Provider, deadline: float) -> Outcome | None:
         return False, error
 
 
-async def _acall(provider: Provider, deadline: float) -> Result:
+async def _acall(provider: Provider, deadline: float, finish: Finish) -> Result:
+    outcome: Outcome
     try:
         # No timeout of its own: acollect_all() cancels it at the deadline (a timeout).
-        return True, await provider.collect(deadline)  # type: ignore[misc]
+        outcome = True, await provider.collect(deadline)  # type: ignore[misc]
     except asyncio.CancelledError:
         raise
     except BaseException as error:  # the contract has no error path
-        return False, error
+        outcome = False, error
+    # Reading the result runs the provider's code: in a worker, not on this loop, where a
+    # slow read would block the very wait that enforces the deadline.
+    future, deliver = _loop_future(asyncio.get_running_loop())
+    try:
+        _POOL.submit(lambda: deliver(finish(outcome)))
+    except RuntimeError as error:  # no thread to be had: the outcome is not read at all
+        return finish((False, error))
+    return await future
 
 
 def _to_queue(done: queue.SimpleQueue[tuple[int, Result]], index: int) -> Callable[[Result], None]:

@@ -6,28 +6,40 @@ returns garbage or too much contributes nothing to that run, and a :class:`Diagn
 why. There is no retry: the next run simply asks again.
 
 How providers are run (worker threads, at most one collect in flight per provider, async
-providers on the caller's loop) is :mod:`runcontext.providers._workers`; how what they returned is
-checked, bounded and redacted is :mod:`runcontext.providers._contributions`. This module checks the
-providers at construction and assembles the checked contributions in the providers' order,
-never completion order, so the same environment gives the same digest however the threads
-were scheduled.
+providers on the caller's loop) is :mod:`runcontext.providers._workers`; how what they
+returned is read, checked, bounded and redacted, in the worker and under the deadline, is
+:mod:`runcontext.providers._contributions`. This module checks the providers at
+construction and assembles the checked contributions in the providers' order, never
+completion order, so the same environment gives the same digest however the threads were
+scheduled. Assembling runs no provider code: everything it reads is plain data.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import time
 from collections.abc import Sequence
 
-from runcontext._core import RunContext, digest
-from runcontext.providers._contributions import check, redact_value
+from runcontext._core import MAX_ENTRIES, RunContext, digest
+from runcontext.providers._contributions import FIELDS, Checked, Text, check, message_text, resolve
 from runcontext.providers._workers import FLIGHTS as _FLIGHTS  # noqa: F401  (tests reach it here)
 from runcontext.providers._workers import DaemonPool as _DaemonPool  # noqa: F401  (tests reach it here)
-from runcontext.providers._workers import Result, acollect_all, collect_all
+from runcontext.providers._workers import (
+    Finish,
+    Result,
+    StillRunning,
+    acollect_all,
+    collect_all,
+)
 from runcontext.providers.base import Diagnostic, Pairs, Provider
 from runcontext.providers.redact import REVISION as REDACTION_REVISION
 
 __all__ = ["BUILDER_REVISION", "ContextBuilder"]
+
+# Duplicate names reported one by one per provider; past that, one count.
+_MAX_DUPLICATES = 20
 
 # Bump whenever the way contributions are checked, merged or bounded changes.
 BUILDER_REVISION = "builder/2"
@@ -60,10 +72,11 @@ def _check_provider(index: int, provider: object, max_bytes: int) -> tuple[str, 
 class ContextBuilder:
     """Builds a :class:`RunContext` per run from ``providers``, within ``deadline`` seconds.
 
-    ``head`` and ``tail`` are the caller's own sections, ``(name, text)`` pairs that are the
-    same every run (a system prompt, a tool catalogue note): ``head`` comes first in the
-    head message, before any provider's head sections, and ``tail`` comes last in the tail
-    message, after the providers' facts and tail sections. They are checked here (the
+    ``head_sections`` and ``tail_sections`` are the caller's own sections (named as in
+    :class:`RunContext`), ``(name, text)`` pairs that are the same every run (a system prompt,
+    a tool catalogue note): ``head_sections`` come first in the head message, before any
+    provider's head sections, and ``tail_sections`` last in the tail message, after the
+    providers' facts and tail sections. They are checked here (the
     RunContext rules, reported under ``head_sections``/``tail_sections``) and passed
     through as written: redaction is for what providers read from the environment.
 
@@ -79,8 +92,8 @@ class ContextBuilder:
         self,
         providers: Sequence[Provider],
         *,
-        head: Pairs = (),
-        tail: Pairs = (),
+        head_sections: Pairs = (),
+        tail_sections: Pairs = (),
         deadline: float = 0.25,
         redact: bool = True,
         max_bytes: int = 64 * 1024,
@@ -106,8 +119,11 @@ class ContextBuilder:
             revisions.append([name, revision, bound])
         if not isinstance(deadline, int | float) or not math.isfinite(deadline) or deadline <= 0:
             raise ValueError(f"deadline: expected a positive number of seconds, got {deadline!r}")
-        static = RunContext(head_sections=head, tail_sections=tail)  # raises RunContextError
+        # raises RunContextError
+        static = RunContext(head_sections=head_sections, tail_sections=tail_sections)
         self._providers: tuple[Provider, ...] = tuple(providers)
+        # Decided once: looking `collect` up runs the provider's code (it may be a property).
+        self._is_async = tuple(inspect.iscoroutinefunction(p.collect) for p in providers)
         self._names = tuple(names)
         self._bounds = tuple(bounds)
         self._head = static.head_sections
@@ -142,7 +158,8 @@ class ContextBuilder:
 
     def build(self) -> tuple[RunContext, tuple[Diagnostic, ...]]:
         """Run every provider and return the context and diagnostics, within the deadline."""
-        return self._assemble(collect_all(self._providers, time.monotonic() + self._deadline))
+        deadline = time.monotonic() + self._deadline
+        return self._assemble(collect_all(self._providers, self._finishes(deadline), deadline))
 
     async def abuild(self) -> tuple[RunContext, tuple[Diagnostic, ...]]:
         """Like :meth:`build`, without blocking the running loop.
@@ -152,45 +169,107 @@ class ContextBuilder:
         providers run in worker threads as in :meth:`build`.
         """
         deadline = time.monotonic() + self._deadline
-        return self._assemble(await acollect_all(self._providers, deadline))
+        finishes = self._finishes(deadline)
+        return self._assemble(
+            await acollect_all(self._providers, self._is_async, finishes, deadline)
+        )
+
+    def _finishes(self, deadline: float) -> list[Finish]:
+        # What each worker does with its collect's outcome before handing it over.
+        return [
+            functools.partial(check, bound=bound, redact=self._redact, deadline=deadline)
+            for bound in self._bounds
+        ]
 
     def _assemble(self, results: Sequence[Result]) -> tuple[RunContext, tuple[Diagnostic, ...]]:
+        """The context from the checked results: plain data, no provider code runs here."""
         diagnostics: list[Diagnostic] = []
-        facts: list[tuple[str, str]] = []
-        head: list[tuple[str, str]] = list(self._head)
-        tail: list[tuple[str, str]] = []
+        fields: tuple[list[tuple[str, str]], ...] = ([], list(self._head), [])
+        # Cross-provider duplicates are a RunContext rule (facts one namespace, head and
+        # tail sections another) restated here because the core would refuse the whole
+        # context, and isolation wants only the second entry dropped, with a diagnostic.
         fact_names: set[str] = set()
         section_names = {name for name, _ in (*self._head, *self._tail)}
+        seen = (fact_names, section_names, section_names)
+        # The core's entry limit, restated for the same reason: each provider is within it
+        # (the worker's RunContext said so), all of them together may not be, and the
+        # entries past it are left out rather than the whole context refused. The number is
+        # the core's own.
+        room = [MAX_ENTRIES, MAX_ENTRIES - len(self._head), MAX_ENTRIES - len(self._tail)]
         for name, bound, result in zip(self._names, self._bounds, results, strict=True):
-            contribution = check(
-                name,
-                bound,
-                result,
-                deadline=self._deadline,
-                redact=self._redact,
-                diagnostics=diagnostics,
-            )
-            if contribution is None:
+            if not isinstance(result, Checked):
+                diagnostics.append(Diagnostic(name, "timeout", self._late(result)))
                 continue
-            for kind, entries, target, seen in (
-                ("fact", contribution.facts, facts, fact_names),
-                ("head section", contribution.head_sections, head, section_names),
-                ("tail section", contribution.tail_sections, tail, section_names),
-            ):
-                for entry_name, value in entries:
-                    if entry_name in seen:
+            for kind, note in result.notes:
+                diagnostics.append(Diagnostic(name, kind, message_text(note, self._redact)))
+            if result.failure is not None:
+                kind, text = result.failure
+                diagnostics.append(Diagnostic(name, kind, message_text(text, self._redact)))
+                continue
+            if result.size > bound:  # its characters were within the bound, its UTF-8 bytes not
+                message = f"contribution left out: {result.size} bytes, over the {bound}-byte bound"
+                diagnostics.append(Diagnostic(name, "too-large", message))
+                continue
+            duplicates = 0
+            over = [0, 0, 0]
+            for field, entry_name, text in result.entries:
+                label = FIELDS[field][1]
+                if entry_name in seen[field]:
+                    duplicates += 1
+                    if duplicates <= _MAX_DUPLICATES:
                         diagnostics.append(
                             Diagnostic(
                                 name,
                                 "duplicate",
-                                f"{kind} {entry_name!r} left out: an earlier provider or the "
+                                f"{label} {entry_name!r} left out: an earlier provider or the "
                                 "caller already uses that name",
                             )
                         )
-                        continue
-                    seen.add(entry_name)
-                    if self._redact:
-                        value = redact_value(name, kind, entry_name, value, diagnostics)
-                    target.append((entry_name, value))
-        context = RunContext(head_sections=head, facts=facts, tail_sections=[*tail, *self._tail])
+                    continue
+                if room[field] == 0:
+                    over[field] += 1
+                    continue
+                room[field] -= 1
+                seen[field].add(entry_name)
+                fields[field].append(
+                    (entry_name, self._value(name, label, entry_name, text, diagnostics))
+                )
+            if duplicates > _MAX_DUPLICATES:
+                message = f"{duplicates - _MAX_DUPLICATES} more entries left out as duplicates"
+                diagnostics.append(Diagnostic(name, "duplicate", message))
+            for field, count in enumerate(over):
+                if count:
+                    message = (
+                        f"{count} {FIELDS[field][1]}s left out: a RunContext holds at most "
+                        f"{MAX_ENTRIES} per argument"
+                    )
+                    diagnostics.append(Diagnostic(name, "too-large", message))
+        context = RunContext(
+            head_sections=fields[1], facts=fields[0], tail_sections=[*fields[2], *self._tail]
+        )
         return context, tuple(diagnostics)
+
+    def _value(
+        self, name: str, label: str, entry: str, text: Text, diagnostics: list[Diagnostic]
+    ) -> str:
+        """The entry's text as the context gets it, with a ``redacted`` diagnostic if it was."""
+        if not self._redact:
+            return text.raw
+        text = resolve(text, redact=True)
+        if text.found:
+            counts = ", ".join(f"{count} {kind}" for kind, count in text.found)
+            message = f"{label} {entry!r}: replaced {counts} with [redacted]"
+            diagnostics.append(Diagnostic(name, "redacted", message))
+        return text.redacted if text.redacted is not None else text.raw
+
+    def _late(self, result: object) -> str:
+        if isinstance(result, StillRunning):
+            age = time.monotonic() - result.since
+            return (
+                f"still running since an earlier build ({age:.1f} s ago); not started again "
+                "until that collect returns"
+            )
+        return (
+            f"no result within the {self._deadline * 1000:.0f} ms deadline; a late result is "
+            "discarded"
+        )

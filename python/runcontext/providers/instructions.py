@@ -4,24 +4,52 @@ Each file found becomes one head section, root first, so the most general instru
 first and the more specific ones after them, as tools that read AGENTS.md order them. One
 section per file (rather than one for all) lets a transcript store each file's text once
 under its own digest. The total is bounded: an instruction file is data from the repository
-and a huge one must not crowd out the conversation or the context window.
+and a huge one must not crowd out the conversation or the context window. The budget goes
+to the most specific files first (nearest the working directory: the ones about where the
+agent works), so a huge root AGENTS.md is what gets cut, not ``sub/AGENTS.md``.
+
+A cut never splits what redaction would recognise as a secret: the text past the cut is
+looked at too (:data:`LOOKAHEAD` bytes), and when the redacted prefix is not a prefix of the
+redacted whole, the cut moves back to before the token. Otherwise 19 of an AWS key's 20
+characters could reach the model, no longer recognisable as a key.
 """
 
 from __future__ import annotations
 
 import os
+import time
+from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
-from runcontext.providers._files import read_regular
+from runcontext._controls import CONTROLS
+from runcontext._core import RunContext
+from runcontext.errors import RunContextError
+from runcontext.providers._files import chunks, open_regular
 from runcontext.providers.base import Contribution
 from runcontext.providers.git import GitReadError, find_repository
+from runcontext.providers.redact import redact
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_NAMES", "InstructionsProvider"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_NAMES",
+    "LOOKAHEAD",
+    "MAX_DIRECTORIES",
+    "InstructionsProvider",
+]
 
 DEFAULT_NAMES = ("AGENTS.md",)
 DEFAULT_MAX_BYTES = 32 * 1024
+# Directories searched at most: the root and the 63 nearest the working directory. A real
+# tree is a few levels deep; a hostile one can be 2 000 (PATH_MAX allows that many "d/").
+MAX_DIRECTORIES = 64
+# Bytes read past a cut to see whether a secret crosses it. Tokens whose patterns have a
+# fixed length are far shorter; the open-ended ones are still recognised when cut.
+LOOKAHEAD = 1024
+_CUT_ATTEMPTS = 4  # the word, the line, the line before, then nothing of this file
+_LISTED = 10  # left-out files named in a diagnostic; the rest are counted
 _BOM = b"\xef\xbb\xbf"
+_PROC_FD = "/proc/self/fd"
+_HAS_PROC_FD = os.path.isdir(_PROC_FD)
 
 
 def _marker(shown: int, total: int, where: str, budget: int) -> str:
@@ -41,8 +69,86 @@ def _cut_utf8(data: bytes, limit: int) -> bytes:
     return data[:cut]
 
 
+def _controls_note(shown: str, text: str) -> str | None:
+    """A note when the text holds characters a terminal obeys (an escape sequence, a bare
+    carriage return, a bidi override): they can hide text from the person reviewing what the
+    agent is told. The text reaches the model unchanged (docs/PROVIDERS.md says why)."""
+    found = CONTROLS.findall(text.replace("\r\n", "\n"))
+    if not found:
+        return None
+    first = found[0]
+    escape = f"\\x{ord(first):02x}" if ord(first) < 0x100 else f"\\u{ord(first):04x}"
+    return (
+        f"{shown}: holds {len(found)} control character{'s' if len(found) > 1 else ''} "
+        f"(the first is {escape}); the model gets the text as it is, and `runcontext show` "
+        "prints them as escapes"
+    )
+
+
 def _inside(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _real_path(fd: int, path: str) -> str:
+    """The real path of what ``fd`` (opened from ``path``) is, without a race.
+
+    Linux says it in ``/proc/self/fd`` in one call; ``os.path.realpath`` costs an ``lstat``
+    per component of the path (a quarter of a second 2 000 levels deep), and what it
+    resolves may have been swapped after the open, so it is checked against ``fd``.
+    """
+    if _HAS_PROC_FD:
+        try:
+            return os.readlink(f"{_PROC_FD}/{fd}")
+        except OSError:
+            pass
+    real = os.path.realpath(path)
+    checked, opened = os.stat(real), os.fstat(fd)
+    if (checked.st_dev, checked.st_ino) != (opened.st_dev, opened.st_ino):
+        raise OSError("replaced while it was read; not read")
+    return real
+
+
+def _real_directory(path: str) -> str:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+    except OSError:
+        return os.path.realpath(path)
+    try:
+        return _real_path(fd, path)
+    finally:
+        os.close(fd)
+
+
+def _back(text: str, cut: int) -> int:
+    """An earlier cut: the start of the word ``cut`` is in, else of the line before it."""
+    word = max(text.rfind(space, 0, cut) for space in " \t\n\r") + 1
+    if 0 < word < cut:
+        return word
+    return text.rfind("\n", 0, max(cut - 1, 0)) + 1
+
+
+def _safe_cut(text: str, lookahead: str) -> tuple[int, Counter[str]]:
+    """How many characters of ``text`` to keep so that no secret-shaped token is split.
+
+    ``lookahead`` is what follows ``text`` in the file. The cut at ``len(text)`` is safe
+    when redacting the kept part gives a prefix of redacting the whole: a token across the
+    cut is recognised in the whole and not (or not the same) in the part. Returns the cut
+    and the kinds of secrets it was moved back for.
+    """
+    whole = text + lookahead
+    redacted, found = redact(whole)
+    cut = len(text)
+    for _ in range(_CUT_ATTEMPTS):
+        part, part_found = redact(whole[:cut])
+        if redacted.startswith(part):
+            break
+        cut = _back(whole, cut)
+    else:
+        cut, part_found = 0, Counter()
+    if cut == len(text):
+        return cut, Counter()
+    # What the whole has that neither the kept part nor the text past the cut has alone.
+    return cut, found - part_found - redact(lookahead)[1]
 
 
 class InstructionsProvider:
@@ -77,7 +183,7 @@ class InstructionsProvider:
         self._path = None if path is None else os.fspath(path)
         self._names = tuple(names)
         self._max_bytes = max_bytes
-        self.revision = f"instructions/2+{'+'.join(self._names)}+{max_bytes}"
+        self.revision = f"instructions/3+{'+'.join(self._names)}+{max_bytes}"
 
     @property
     def max_output_bytes(self) -> int:
@@ -90,98 +196,170 @@ class InstructionsProvider:
         """
         return 2 * self._max_bytes
 
-    def _directories(self, start: Path) -> tuple[Path | None, list[Path]]:
+    def _directories(
+        self, start: str, deadline: float
+    ) -> tuple[str | None, list[tuple[str, str]], list[str]]:
+        """The repository root (or ``None``), the directories to search and notes.
+
+        Directories are ``(path, path from the root)`` pairs, root first, at most
+        :data:`MAX_DIRECTORIES`: the root and the ones nearest ``start``. Strings, not
+        ``Path`` objects: a ``Path`` of a chain 2 000 levels deep costs milliseconds each.
+        """
         try:
-            repo = find_repository(start)
+            repo = find_repository(start, deadline)
         except GitReadError:
             repo = None  # the git provider reports it; here, search the directory alone
         if repo is None:
-            return None, [start]
-        relative = start.relative_to(repo.root).parts
-        return repo.root, [
-            repo.root.joinpath(*relative[:depth]) for depth in range(len(relative) + 1)
-        ]
+            return None, [(start, "")], []
+        root = str(repo.root)
+        relative = os.path.relpath(start, root).split(os.sep) if start != root else []
+        depths = range(len(relative) + 1)
+        notes: list[str] = []
+        if len(depths) > MAX_DIRECTORIES:
+            skipped = len(depths) - MAX_DIRECTORIES
+            depths = range(len(depths) - MAX_DIRECTORIES + 1, len(depths))
+            notes.append(
+                f"{skipped} directories between the repository root and "
+                f"{'/'.join(relative[: depths[0]])}/ were not searched: at most "
+                f"{MAX_DIRECTORIES} directories are (the root and the nearest ones)"
+            )
+            chosen = [0, *depths]
+        else:
+            chosen = list(depths)
+        return (
+            root,
+            [
+                (os.path.join(root, *relative[:depth]), "/".join(relative[:depth]))
+                for depth in chosen
+            ],
+            notes,
+        )
 
     def collect(self, deadline: float) -> Contribution:
-        start = Path(os.path.abspath(self._path if self._path is not None else os.getcwd()))
-        root, directories = self._directories(start)
-        boundary = os.path.realpath(root if root is not None else start)
-        sections: list[tuple[str, str | None]] = []
-        diagnostics: list[tuple[str, str]] = []
-        seen: set[str] = set()
+        start = os.path.abspath(self._path if self._path is not None else os.getcwd())
+        root, directories, notes = self._directories(start, deadline)
+        boundary = _real_directory(root if root is not None else start)
+        outside = "the repository" if root is not None else "the directory"
+        # (root-first position, kind, message), sorted at the end: files are read most
+        # specific first, diagnostics read root first like the sections.
+        noted: list[tuple[int, str, str]] = [(-1, "truncated", note) for note in notes]
+        sections: list[tuple[int, str, str]] = []
+        seen: set[tuple[int, int]] = set()
         remaining = self._max_bytes
-        left_out: list[str] = []
-        for directory in directories:
-            for file_name in self._names:
-                path = directory / file_name
-                shown = path.relative_to(root).as_posix() if root is not None else file_name
-                if remaining == 0:
-                    if path.is_file():
-                        left_out.append(shown)
-                    continue
-                try:
-                    found = read_regular(path, remaining + 1)
-                    if found is None:
-                        continue
-                    data, info = found
-                    real = os.path.realpath(path)
-                    if not _inside(real, boundary):
-                        outside = "the repository" if root is not None else "the directory"
-                        raise OSError(f"a link to a file outside {outside}; not read")
-                    checked = os.stat(real)  # the file opened is the one whose path was checked
-                    if (checked.st_dev, checked.st_ino) != (info.st_dev, info.st_ino):
-                        raise OSError("replaced while it was read; not read")
-                    if real in seen:
-                        continue
-                    seen.add(real)
-                except OSError as error:
-                    diagnostics.append(("unreadable", f"{shown}: {error.strerror or error}"))
-                    continue
-                size = max(info.st_size, len(data))
-                scope = (
-                    "the working directory"
-                    if root is None
-                    else "the whole repository"
-                    if directory == root
-                    else f"{directory.relative_to(root).as_posix()}/ and below"
+        left_out: list[tuple[int, str]] = []
+        candidates = [
+            (depth, os.path.join(directory, file_name), relative, f"{relative}/{file_name}")
+            for depth, (directory, relative) in enumerate(directories)
+            for file_name in self._names
+        ]
+        # Most specific directory first; names in their order within a directory.
+        order = sorted(range(len(candidates)), key=lambda i: (-candidates[i][0], i))
+        for count, index in enumerate(order):
+            _, path, relative, shown = candidates[index]
+            shown = shown.lstrip("/")
+            if count and time.monotonic() > deadline:
+                message = f"stopped at the deadline before {shown}; it and those above are left out"
+                noted.append((index, "truncated", message))
+                break
+            header = self._header(shown, relative, root is None)
+            smallest = len(header.encode()) + len(_marker(0, 0, shown, self._max_bytes)) + 2
+            if remaining < smallest:
+                if os.path.isfile(path):
+                    left_out.append((index, shown))
+                continue
+            try:
+                read = self._read(path, remaining + LOOKAHEAD + 1, deadline, boundary, seen)
+            except OSError as error:
+                if str(error).startswith("a link to a file outside"):
+                    error = OSError(f"a link to a file outside {outside}; not read")
+                noted.append((index, "unreadable", f"{shown}: {error.strerror or error}"))
+                continue
+            if read is None:
+                continue
+            data, size = read
+            if (
+                remaining
+                < len(header.encode()) + len(_marker(size, size, shown, self._max_bytes)) + 2
+            ):
+                left_out.append((index, shown))  # its real size's marker does not fit
+                continue
+            try:
+                RunContext(head_sections=[(f"instructions:{shown}", "-")])
+            except RunContextError as error:  # the core says what a section name may hold
+                noted.append(
+                    (index, "unreadable", f"{shown}: its path cannot name a section: {error}")
                 )
-                header = f"Instructions from {shown} (they apply to {scope}):\n\n"
-                fits = len(header.encode()) + len(data) <= remaining
-                marker = _marker(size, size, shown, self._max_bytes)
-                if not fits and len(header.encode()) + len(marker.encode()) + 1 > remaining:
-                    left_out.append(shown)  # not even the header and a marker fit
-                    remaining = 0
-                    continue
-                text, used, cut = self._render(
-                    header, data.removeprefix(_BOM), size, shown, remaining
-                )
-                if text is None:
-                    diagnostics.append(("unreadable", f"{shown}: not UTF-8 text"))
-                    continue
-                remaining -= used
-                sections.append((f"instructions:{shown}", text))
-                if cut:
-                    remaining = 0
-                    diagnostics.append(
-                        ("truncated", f"{shown} cut to fit the {self._max_bytes}-byte budget")
-                    )
+                continue
+            rendered = self._render(header, data.removeprefix(_BOM), size, shown, remaining)
+            if rendered is None:
+                noted.append((index, "unreadable", f"{shown}: not UTF-8 text"))
+                continue
+            text, used, cut = rendered
+            remaining -= used
+            sections.append((index, f"instructions:{shown}", text))
+            controls = _controls_note(shown, text)
+            if controls is not None:
+                noted.append((index, "control-characters", controls))
+            if cut is not None:
+                noted.append((index, "truncated", cut))
         if left_out:
-            diagnostics.append(
-                ("truncated", f"left out after the budget was spent: {', '.join(left_out)}")
+            left_out.sort()
+            names = ", ".join(shown for _, shown in left_out[:_LISTED])
+            more = len(left_out) - _LISTED
+            names += f" and {more} more" if more > 0 else ""
+            message = (
+                f"left out: {names}; the {self._max_bytes}-byte budget went to the files "
+                "nearer the working directory"
             )
-        return Contribution(head=sections, diagnostics=diagnostics)
+            noted.append((len(candidates), "truncated", message))
+        sections.sort()
+        noted.sort(key=lambda note: note[0])
+        return Contribution(
+            head=[(name, text) for _, name, text in sections],
+            diagnostics=[(kind, message) for _, kind, message in noted],
+        )
+
+    @staticmethod
+    def _header(shown: str, relative: str, no_repository: bool) -> str:
+        scope = (
+            "the working directory"
+            if no_repository
+            else f"{relative}/ and below"
+            if relative
+            else "the whole repository"
+        )
+        return f"Instructions from {shown} (they apply to {scope}):\n\n"
+
+    @staticmethod
+    def _read(
+        path: str, limit: int, deadline: float, boundary: str, seen: set[tuple[int, int]]
+    ) -> tuple[bytes, int] | None:
+        """Up to ``limit`` bytes of ``path`` and its size; ``None`` if absent or read already."""
+        opened = open_regular(path)
+        if opened is None:
+            return None
+        fd, info = opened
+        try:
+            if not _inside(_real_path(fd, path), boundary):
+                raise OSError("a link to a file outside the boundary; not read")
+            if (info.st_dev, info.st_ino) in seen:
+                return None  # CLAUDE.md -> AGENTS.md: one file, read once
+            seen.add((info.st_dev, info.st_ino))
+            data = b"".join(chunks(fd, limit, deadline, os.path.basename(path)))
+        finally:
+            os.close(fd)
+        return data, max(info.st_size, len(data))
 
     def _render(
         self, header: str, data: bytes, size: int, shown: str, remaining: int
-    ) -> tuple[str | None, int, bool]:
-        """The section text, the bytes it uses and whether it was cut."""
+    ) -> tuple[str, int, str | None] | None:
+        """The text, the bytes it uses and, if it was cut, what to say; ``None`` if not UTF-8."""
         header_bytes = len(header.encode())
-        if header_bytes + len(data) <= remaining:
+        if header_bytes + len(data) <= remaining:  # then the read reached the end of the file
             try:
-                body = data.decode()
+                return header + data.decode(), header_bytes + len(data), None
             except UnicodeDecodeError:
-                return None, 0, False
-            return header + body, header_bytes + len(data), False
+                return None
         marker = _marker(size, size, shown, self._max_bytes)
         # Room for the header, a newline and the marker (whose figures only get shorter).
         room = max(remaining - header_bytes - len(marker.encode()) - 1, 0)
@@ -189,7 +367,22 @@ class InstructionsProvider:
         try:
             body = kept.decode()
         except UnicodeDecodeError:
-            return None, 0, False
+            return None
+        lookahead = data[len(kept) : len(kept) + LOOKAHEAD].decode("utf-8", "ignore")
+        cut, secrets = _safe_cut(body, lookahead)
+        moved = len(kept) - len(body[:cut].encode())
+        body = body[:cut]
+        shown_bytes = len(body.encode())
         text = header + body + ("" if body.endswith("\n") or not body else "\n")
-        text += _marker(len(kept), size, shown, self._max_bytes)
-        return text, len(text.encode()), True
+        text += _marker(shown_bytes, size, shown, self._max_bytes)
+        note = (
+            f"{shown}: {shown_bytes} of {size} bytes kept, cut to fit the "
+            f"{self._max_bytes}-byte budget (files nearer the working directory come first)"
+        )
+        if moved:
+            what = ", ".join(sorted(secrets)) or "a token"
+            note += (
+                f"; the cut was moved {moved} bytes earlier so as not to split what looks "
+                f"like a secret ({what})"
+            )
+        return text, len(text.encode()), note

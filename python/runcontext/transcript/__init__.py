@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from runcontext.transcript.errors import (
     ConversationMismatchError,
+    RunNotRecordedError,
     SeedMismatchError,
     TornTranscriptError,
     TornTranscriptWarning,
@@ -16,15 +17,19 @@ from runcontext.transcript.errors import (
     TranscriptError,
     TranscriptFormatError,
     TranscriptVersionError,
+    UnchainedTranscriptWarning,
 )
 from runcontext.transcript.loop import Loop, RunOutcome
+from runcontext.transcript.memory import Verified, verify_bytes
 from runcontext.transcript.session import TRANSCRIPT_VERSION, Run, Session, TornTail
+from runcontext.transcript.store import TranscriptStore
 
 __all__ = [
     "TRANSCRIPT_VERSION",
     "ConversationMismatchError",
     "Loop",
     "Run",
+    "RunNotRecordedError",
     "RunOutcome",
     "SeedMismatchError",
     "Session",
@@ -34,5 +39,9 @@ __all__ = [
     "TranscriptDigestError",
     "TranscriptError",
     "TranscriptFormatError",
+    "TranscriptStore",
     "TranscriptVersionError",
+    "UnchainedTranscriptWarning",
+    "Verified",
+    "verify_bytes",
 ]

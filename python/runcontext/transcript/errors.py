@@ -10,6 +10,7 @@ from runcontext.errors import _reduce
 
 __all__ = [
     "ConversationMismatchError",
+    "RunNotRecordedError",
     "SeedMismatchError",
     "TornTranscriptError",
     "TornTranscriptWarning",
@@ -24,10 +25,11 @@ __all__ = [
 class TranscriptError(ValueError):
     """A transcript that cannot be read or appended to as asked.
 
-    ``path`` is the file (or the store's name) and ``line`` the 1-based line number of the
-    offending record, or ``None`` when the problem is not one line's; both are also in the
-    message. ``kind`` is the refusal kind of docs/TRANSCRIPT.md (``chain``, ``too-long``, …)
-    for a refused record, else ``None``.
+    ``file`` is the transcript file (or the store's name; ``path=`` when raising) and ``line``
+    the 1-based line number of the offending record, or ``None`` when the problem is not one
+    line's; both are also in the message. (``file``, not ``path``: on a
+    :class:`~runcontext.CanonicalJSONError` ``path`` is a JSON path.) ``kind`` is the refusal
+    kind of docs/TRANSCRIPT.md (``chain``, ``too-long``, …) for a refused record, else ``None``.
     """
 
     def __init__(
@@ -40,7 +42,7 @@ class TranscriptError(ValueError):
     ) -> None:
         where = f"{os.fspath(path)}:{line}" if line is not None else os.fspath(path)
         super().__init__(f"{where}: {message}")
-        self.path = os.fspath(path)
+        self.file = os.fspath(path)
         self.line = line
         self.kind = kind
 
@@ -108,6 +110,18 @@ class SeedMismatchError(ConversationMismatchError):
         given: str | None,
     ) -> None:
         super().__init__(message, path=path, line=1, index=0, recorded=recorded, given=given)
+
+
+class RunNotRecordedError(TranscriptError):
+    """The backend answered but the run could not be recorded (another writer appended in
+    between, the reply has no JSON form, the disk is full, …). Nothing paid for is lost:
+    ``outcome`` is the :class:`~runcontext.transcript.RunOutcome` the run would have returned
+    (its ``messages`` end with the reply; ``request`` is what was sent; ``run`` is ``None``),
+    and the original error is the ``__cause__``."""
+
+    def __init__(self, message: str, *, path: str | os.PathLike[str], outcome: Any) -> None:
+        super().__init__(message, path=path, line=None)
+        self.outcome = outcome
 
 
 class UnchainedTranscriptWarning(UserWarning):

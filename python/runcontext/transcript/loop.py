@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from runcontext._core import RunContext
-from runcontext._splice import check_messages, splice
+from runcontext._splice import check_context, check_messages, splice
+from runcontext.transcript.errors import RunNotRecordedError
 from runcontext.transcript.session import Run, Session
 
 __all__ = ["Adapter", "Backend", "Counter", "Loop", "RunOutcome"]
@@ -109,7 +110,10 @@ class Loop:
         reply = _reply(reply)
         run = None
         if self.session is not None:
-            run = self.session.record_run(messages, prepared.context, reply)
+            try:
+                run = self.session.record_run(messages, prepared.context, reply)
+            except Exception as error:
+                raise _not_recorded(self.session, messages, prepared, reply, error) from error
         return _outcome(messages, prepared, reply, run)
 
     async def arun(
@@ -127,9 +131,12 @@ class Loop:
         reply = _reply(reply)
         run = None
         if self.session is not None:
-            run = await asyncio.to_thread(
-                self.session.record_run, messages, prepared.context, reply
-            )
+            try:
+                run = await asyncio.to_thread(
+                    self.session.record_run, messages, prepared.context, reply
+                )
+            except Exception as error:
+                raise _not_recorded(self.session, messages, prepared, reply, error) from error
         return _outcome(messages, prepared, reply, run)
 
     def context_tokens(self, context: RunContext) -> int | None:
@@ -154,16 +161,14 @@ class Loop:
         self, messages: Sequence[Mapping[str, Any]], context: RunContext | None
     ) -> _Prepared:
         """Everything before the backend call, so that a failure costs no request."""
-        check_messages(messages)
-        if context is None:
-            context = RunContext()
-        elif not isinstance(context, RunContext):
-            raise TypeError(f"context: expected a RunContext or None, got {type(context).__name__}")
+        check_messages(messages, items=True)
+        context = check_context(context) or RunContext()
         if self.session is not None:
             # The checks record_run makes again under its lock; another writer could still
             # append in between, but a run this process can tell is unrecordable is refused now.
             self.session.check_appendable()  # closed, read-only, or a torn last line
             self.session.check_conversation(messages)  # seed, length, last recorded message
+            self.session.check_recordable(messages)  # every new message has a record form
         tokens = self.context_tokens(context)
         return _Prepared(context=context, request=self.adapter(messages, context), tokens=tokens)
 
@@ -184,10 +189,27 @@ def _outcome(
     )
 
 
+def _not_recorded(
+    session: Session,
+    messages: Sequence[Mapping[str, Any]],
+    prepared: _Prepared,
+    reply: Mapping[str, Any],
+    error: Exception,
+) -> RunNotRecordedError:
+    return RunNotRecordedError(
+        f"the backend answered but the run could not be recorded ({type(error).__name__}: "
+        f"{error}); the reply and the request are in this error's outcome "
+        "(error.outcome.messages ends with the reply)",
+        path=session.path,
+        outcome=_outcome(messages, prepared, reply, None),
+    )
+
+
 def _reply(reply: object) -> Mapping[str, Any]:
-    if not isinstance(reply, Mapping) or "role" not in reply:
+    if not isinstance(reply, Mapping) or ("role" not in reply and "type" not in reply):
         raise TypeError(
-            "the backend must return the reply as a message mapping with a 'role' (convert "
-            f"the SDK's response inside the backend), got {type(reply).__name__}"
+            "the backend must return the reply as a message mapping with a 'role' (or, for a "
+            "Responses item, a 'type'; convert the SDK's response inside the backend), got "
+            f"{type(reply).__name__}"
         )
     return reply

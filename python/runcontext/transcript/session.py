@@ -19,7 +19,6 @@ conversation you are about to continue (:class:`runcontext.Loop` does so on ever
 
 from __future__ import annotations
 
-import copy
 import os
 import threading
 import warnings
@@ -30,8 +29,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from runcontext._core import RunContext, Transcript, digest, digest_bytes, json_value
-from runcontext._splice import check_messages
+from runcontext._core import RunContext, Transcript, check_message, digest_bytes, json_value
+from runcontext._splice import check_context, check_messages
 from runcontext.errors import RunContextError
 from runcontext.transcript._records import (
     TRANSCRIPT_VERSION,
@@ -229,6 +228,8 @@ class Session:
         )
         if isinstance(store, FileStore):
             store.open(writable=True if repair else writable)
+        elif writable and not getattr(store, "writable", True):
+            raise PermissionError(f"{store.name}: the store is read-only")
         self = object.__new__(cls)
         self._setup(store, durable=durable, clock=clock, max_line_bytes=max_line_bytes)
         if writable is False:  # another store has no read-only mode of its own: refuse here
@@ -275,7 +276,7 @@ class Session:
         # What messages name: the file, or another store's name as it is (a URI made a Path
         # would lose its "//").
         self._where: str | Path = self._path if isinstance(store, FileStore) else store.name
-        self._writable = store.writable if isinstance(store, FileStore) else True
+        self._writable = bool(getattr(store, "writable", True))
         self._durable = durable
         self._clock = utc_now if clock is None else clock
         self._thread_lock = threading.RLock()  # threads of one process share the store
@@ -283,9 +284,10 @@ class Session:
         self._cursor: object | None = None  # where the records read so far end
         self._offset = 0  # bytes of complete records read so far (the file store's cursor)
         self._created = datetime.min
-        self._messages: list[Any] = []
+        # Each message as its canonical bytes: smaller than the objects, hashed as they stand
+        # for the conversation check, and decoded (by the core) only when asked for.
+        self._messages: list[bytes] = []
         self._last_message_line = 0  # the line of the last message record
-        self._last_digest: tuple[int, str] | None = None  # (index, digest) of a recorded message
         self._envelopes: list[Envelope] = []
         self._contexts: dict[Structure, RunContext] = {}  # each context, built once
         self._torn: TornTail | None = None
@@ -381,7 +383,7 @@ class Session:
         """The conversation alone, in order, as recorded (never a context); a fresh copy."""
         with self._thread_lock:
             self._refresh(warn=True)
-            return copy.deepcopy(self._messages)
+            return [json_value(body) for body in self._messages]
 
     def runs(self) -> list[Run]:
         """Every run, each with its RunContext rebuilt from the transcript."""
@@ -451,6 +453,16 @@ class Session:
             self._refresh(warn=False)
             self._check_not_torn()
 
+    def check_recordable(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        """Raise the error :meth:`record_run` would raise for the messages of ``messages`` the
+        transcript does not hold yet, without writing: one with no JSON form (a NaN, a
+        ``datetime``), or one nested too deep to be read back. :class:`runcontext.Loop` calls
+        it before the backend, so no request is paid for that could not be recorded."""
+        with self._thread_lock:
+            for index in range(len(self._messages), len(messages)):
+                argument = f"messages[{index}]"
+                _check_message(message_body(messages[index], argument), argument)
+
     def _check_continues(self, messages: Sequence[Mapping[str, Any]]) -> None:
         recorded = len(self._messages)
         if len(messages) < recorded:
@@ -464,9 +476,7 @@ class Session:
         if recorded < 2:
             return  # nothing recorded, or only message 0, which the seed check covers
         last = recorded - 1
-        if self._last_digest is None or self._last_digest[0] != last:
-            self._last_digest = (last, digest(self._messages[last]))
-        expected = self._last_digest[1]
+        expected = digest_bytes(self._messages[last])
         given = digest_bytes(message_body(messages[last], f"messages[{last}]"))
         if given != expected:
             raise ConversationMismatchError(
@@ -511,9 +521,7 @@ class Session:
         ``reply`` (if given) as the next message. ``context=None`` is the empty context.
         """
         self.check_seed(messages)
-        context = RunContext() if context is None else context
-        if not isinstance(context, RunContext):
-            raise TypeError(f"context: expected a RunContext, got {type(context).__name__}")
+        context = check_context(context) or RunContext()
         reply_body = None if reply is None else message_body(_check_reply(reply), "reply")
         when = timestamp(self._clock)
 
@@ -602,7 +610,7 @@ class Session:
             self._offset += sum(len(line) for line in lines)
             # Another store says where its records now end (its cursors are its own).
             self._cursor = self._offset if isinstance(self._store, FileStore) else cursor
-            self._messages.extend(json_value(body) for body in bodies)
+            self._messages.extend(bodies)
             if last_message:
                 self._last_message_line = self._state.lines - len(lines) + last_message
 
@@ -620,10 +628,8 @@ class Session:
             raise ValueError(f"{self._store.name}: the session is closed")
         self._read_new()
         store = self._store
-        if not isinstance(store, FileStore):
-            return
-        partial = store.partial
-        if partial:
+        partial: int = getattr(store, "partial", 0)  # a store without lines in flight has none
+        if partial and isinstance(store, FileStore):
             if store.writer_active():
                 partial = 0  # a writer holds the lock: an append in progress, not a torn line
             else:
@@ -764,6 +770,15 @@ def _store(
     if isinstance(target, TranscriptStore):
         return target
     raise TypeError(f"path: expected a file path or a TranscriptStore, got {type(target).__name__}")
+
+
+def _check_message(body: bytes, argument: str) -> None:
+    try:
+        check_message(body)
+    except ValueError as error:
+        raise ValueError(
+            f"{argument}: the message cannot be stored in a transcript: {error}"
+        ) from None
 
 
 def _write_message(state: Transcript, body: bytes, argument: str) -> bytes:

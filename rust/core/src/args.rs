@@ -48,8 +48,11 @@ pub enum Shape<N> {
     Str(String),
     /// Text that is not valid Unicode (a Python `str` with a lone surrogate).
     NotText,
-    /// An ordered sequence (list, tuple, any other iterable with an order); never a string.
-    Seq(Vec<N>),
+    /// An ordered sequence (list, tuple, any other sequence); never a string. `items` holds
+    /// its first items, at most `limit + 1` for the `limit` [`ArgNode::shape`] was given, so
+    /// that an endless sequence is never read to its end; `len` is its whole length where
+    /// the front end knows it without reading further, `None` where it stopped reading.
+    Seq { items: Vec<N>, len: Option<usize> },
     /// A mapping (dict, JSON object): refused, the render order must be explicit.
     Mapping,
     /// An unordered collection (set, frozenset): refused for the same reason.
@@ -63,8 +66,8 @@ pub trait ArgNode: Sized {
     /// A failure of the front end itself while it looks (an iterator that raised).
     type Error;
 
-    /// Classifies this value.
-    fn shape(&self) -> Result<Shape<Self>, Self::Error>;
+    /// Classifies this value, reading at most `limit + 1` items of a sequence.
+    fn shape(&self, limit: usize) -> Result<Shape<Self>, Self::Error>;
 
     /// The front end's name for this value's type, for messages (`dict`, `int`, `object`).
     fn type_name(&self) -> String;
@@ -84,18 +87,51 @@ impl<E> From<crate::RunContextError> for ArgError<E> {
     }
 }
 
+/// The text a `{"utf16": [code units]}` object of the vectors stands for: `Some(Ok(text))`,
+/// `Some(Err(()))` when the units hold a lone surrogate, `None` when it is not such an object.
+fn utf16_text(value: &crate::Value) -> Option<Result<String, ()>> {
+    let crate::Value::Object(members) = value else {
+        return None;
+    };
+    let [(key, crate::Value::Array(units))] = members.as_slice() else {
+        return None;
+    };
+    let units = units
+        .iter()
+        .map(|u| match u {
+            crate::Value::Number(n) if n.fract() == 0.0 && (0.0..=65535.0).contains(n) => {
+                Some(*n as u16)
+            }
+            _ => None,
+        })
+        .collect::<Option<Vec<u16>>>()?;
+    (key == "utf16").then(|| String::from_utf16(&units).map_err(|_| ()))
+}
+
 /// JSON values as RunContext arguments, as the conformance vectors write them: an array is
-/// a sequence, an object a mapping, a string text, `null` nothing.
+/// a sequence, a string text, `null` nothing, `{"utf16": [code units]}` the string of those
+/// UTF-16 code units (how a vector writes a lone surrogate), and any other object a mapping.
 impl ArgNode for crate::Value {
     type Error = std::convert::Infallible;
 
-    fn shape(&self) -> Result<Shape<Self>, Self::Error> {
+    fn shape(&self, limit: usize) -> Result<Shape<Self>, Self::Error> {
         use crate::Value;
         Ok(match self {
             Value::Null => Shape::Null,
             Value::String(s) => Shape::Str(s.clone()),
-            Value::Array(items) => Shape::Seq(items.clone()),
-            Value::Object(_) => Shape::Mapping,
+            Value::Array(items) => Shape::Seq {
+                items: items
+                    .iter()
+                    .take(limit.saturating_add(1))
+                    .cloned()
+                    .collect(),
+                len: Some(items.len()),
+            },
+            Value::Object(_) => match utf16_text(self) {
+                Some(Ok(text)) => Shape::Str(text),
+                Some(Err(())) => Shape::NotText,
+                None => Shape::Mapping,
+            },
             Value::Bool(_) | Value::Number(_) => Shape::Other,
         })
     }

@@ -323,7 +323,11 @@ fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), Can
     Ok(())
 }
 
-fn enter(depth: usize) -> Result<(), CanonicalError> {
+/// Refuses a container found at `depth` containers deep when that is [`MAX_DEPTH`] or more.
+/// [`write_array`] and [`write_object`] call it first; a front end that looks at an
+/// object's keys before calling [`write_object`] calls it before that, so that depth comes
+/// before the keys (docs/FORMAT.md § 1.6).
+pub fn enter(depth: usize) -> Result<(), CanonicalError> {
     if depth >= MAX_DEPTH {
         Err(CanonicalError::new(CanonicalErrorKind::TooDeep))
     } else {

@@ -42,7 +42,7 @@ pub use digest::{digest, digest_bytes, DIGEST_PREFIX};
 pub use parse::{canonicalize_text, parse, ParseError, ParseErrorKind};
 pub use path::JsonPath;
 pub use runcontext::{
-    section_digest, Entry, Position, RunContext, RunContextError, Section, FORMAT_VERSION,
-    TAIL_CLOSING, TAIL_HEADING,
+    section_digest, Entry, Position, RunContext, RunContextError, RunContextErrorKind, Section,
+    FORMAT_VERSION, MAX_ENTRIES, TAIL_CLOSING, TAIL_HEADING,
 };
 pub use value::Value;

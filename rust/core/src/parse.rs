@@ -240,13 +240,19 @@ impl Parser<'_> {
         }
     }
 
+    // `true`, `false` or `null`; a mismatch is located at its first wrong byte.
     fn literal(&mut self, word: &'static str, value: Value) -> Result<Value, ParseError> {
-        if self.bytes[self.pos..].starts_with(word.as_bytes()) {
-            self.pos += word.len();
-            Ok(value)
-        } else {
-            Err(self.unexpected("a JSON value"))
+        for &expected in word.as_bytes() {
+            if self.peek() != Some(expected) {
+                return Err(self.unexpected(match word {
+                    "true" => "'true'",
+                    "false" => "'false'",
+                    _ => "'null'",
+                }));
+            }
+            self.pos += 1;
         }
+        Ok(value)
     }
 
     fn enter(&self, depth: usize) -> Result<(), ParseError> {
@@ -284,65 +290,92 @@ impl Parser<'_> {
     fn object(&mut self, depth: usize) -> Result<Value, ParseError> {
         self.enter(depth)?;
         self.pos += 1; // '{'
-        let mut members: Vec<(String, Value)> = Vec::new();
-        let mut key_offsets: Vec<usize> = Vec::new();
+        let mut names: Vec<(String, usize)> = Vec::new(); // name, offset of its '"'
+        let mut values: Vec<Value> = Vec::new();
+        if let Err(error) = self.members(depth, &mut names, &mut values) {
+            // A repeated name read before the error is earlier in the text: it wins.
+            return Err(self.duplicate(&names).unwrap_or(error));
+        }
+        // Sort once: it finds duplicates and leaves the members in canonical order.
+        let mut order: Vec<usize> = (0..names.len()).collect();
+        order.sort_by(|&a, &b| cmp_keys(&names[a].0, &names[b].0).then(a.cmp(&b)));
+        if order.windows(2).any(|w| names[w[0]].0 == names[w[1]].0) {
+            return Err(self.duplicate(&names).expect("a duplicate was found"));
+        }
+        let mut slots: Vec<Option<(String, Value)>> = names
+            .into_iter()
+            .map(|(name, _)| name)
+            .zip(values)
+            .map(Some)
+            .collect();
+        let sorted = order.into_iter().filter_map(|i| slots[i].take()).collect();
+        Ok(Value::Object(sorted))
+    }
+
+    /// The members of an object, after its `{`, through its `}`.
+    fn members(
+        &mut self,
+        depth: usize,
+        names: &mut Vec<(String, usize)>,
+        values: &mut Vec<Value>,
+    ) -> Result<(), ParseError> {
         self.skip_whitespace();
         if self.peek() == Some(b'}') {
             self.pos += 1;
-            return Ok(Value::Object(members));
+            return Ok(());
         }
         loop {
             self.skip_whitespace();
             if self.peek() != Some(b'"') {
                 return Err(self.unexpected("a member name in double quotes"));
             }
-            key_offsets.push(self.pos);
-            let key = self.string()?;
+            let at = self.pos;
+            let name = self.string()?;
+            names.push((name, at));
             self.expect(b':', "':'")?;
-            let value = self.value(depth + 1).map_err(|e| e.in_key(&key))?;
-            members.push((key, value));
+            let value = self.value(depth + 1);
+            values.push(value.map_err(|e| e.in_key(&names[names.len() - 1].0))?);
             self.skip_whitespace();
             match self.peek() {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {
                     self.pos += 1;
-                    break;
+                    return Ok(());
                 }
                 _ => return Err(self.unexpected("',' or '}'")),
             }
         }
-        // Sort once: it finds duplicates and leaves the members in canonical order.
-        let mut order: Vec<usize> = (0..members.len()).collect();
-        order.sort_by(|&a, &b| cmp_keys(&members[a].0, &members[b].0).then(a.cmp(&b)));
-        if let Some(w) = order
-            .windows(2)
-            .find(|w| members[w[0]].0 == members[w[1]].0)
-        {
-            let key = members[w[1]].0.clone();
-            return Err(error_at(
-                self.bytes,
-                key_offsets[w[1]],
-                ParseErrorKind::Canonical(CanonicalErrorKind::DuplicateKey(key)),
-            ));
-        }
-        let mut slots: Vec<Option<(String, Value)>> = members.into_iter().map(Some).collect();
-        let sorted = order.into_iter().filter_map(|i| slots[i].take()).collect();
-        Ok(Value::Object(sorted))
     }
 
+    /// The earliest member (in text order) whose name an earlier member of the same object
+    /// already has, as a `duplicate-key` error located at its opening quote.
+    fn duplicate(&self, names: &[(String, usize)]) -> Option<ParseError> {
+        let mut order: Vec<usize> = (0..names.len()).collect();
+        order.sort_by(|&a, &b| names[a].0.cmp(&names[b].0).then(a.cmp(&b)));
+        let second = order
+            .windows(2)
+            .filter(|w| names[w[0]].0 == names[w[1]].0)
+            .map(|w| w[1])
+            .min()?;
+        let (name, at) = &names[second];
+        Some(error_at(
+            self.bytes,
+            *at,
+            ParseErrorKind::Canonical(CanonicalErrorKind::DuplicateKey(name.clone())),
+        ))
+    }
+
+    // Four hex digits; a bad one (or the end of the input) is located where it is.
     fn hex4(&mut self) -> Result<u32, ParseError> {
-        let digits = self
-            .bytes
-            .get(self.pos..self.pos + 4)
-            .ok_or_else(|| self.error(ParseErrorKind::InvalidEscape))?;
         let mut v = 0u32;
-        for &d in digits {
-            let nibble = (d as char)
-                .to_digit(16)
+        for _ in 0..4 {
+            let nibble = self
+                .peek()
+                .and_then(|d| (d as char).to_digit(16))
                 .ok_or_else(|| self.error(ParseErrorKind::InvalidEscape))?;
             v = v * 16 + nibble;
+            self.pos += 1;
         }
-        self.pos += 4;
         Ok(v)
     }
 
@@ -404,14 +437,18 @@ impl Parser<'_> {
         let unit = self.hex4()?;
         let code = match unit {
             0xD800..=0xDBFF => {
-                if !self.bytes[self.pos..].starts_with(b"\\u") {
-                    return Err(lone(self));
-                }
-                self.pos += 2;
-                let low = self.hex4()?;
-                if !(0xDC00..=0xDFFF).contains(&low) {
-                    return Err(lone(self));
-                }
+                // Paired only by a complete `\uDC00`–`\uDFFF` escape right after it; anything
+                // else (a bad escape included) leaves this one lone, and it comes first.
+                let low = self
+                    .bytes
+                    .get(self.pos..self.pos + 6)
+                    .filter(|next| next.starts_with(b"\\u"))
+                    .and_then(|next| std::str::from_utf8(&next[2..]).ok())
+                    .filter(|hex| hex.bytes().all(|d| d.is_ascii_hexdigit()))
+                    .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+                    .filter(|low| (0xDC00..=0xDFFF).contains(low))
+                    .ok_or_else(|| lone(self))?;
+                self.pos += 6;
                 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
             }
             0xDC00..=0xDFFF => return Err(lone(self)),
@@ -619,9 +656,77 @@ mod tests {
 
     #[test]
     fn columns_count_characters_and_paths_name_values() {
+        // A literal is wrong at its first wrong byte (column 17, the `]`), not at its start.
         let e = fail("{\"é\": [true, nul]}".as_bytes());
-        assert_eq!((e.line, e.column), (1, 14));
+        assert_eq!((e.line, e.column, e.offset), (1, 17, 17));
         assert_eq!(e.path.to_string(), "$[\"é\"][1]");
+        assert_eq!(
+            e.to_string(),
+            "line 1, column 17 (at $[\"é\"][1]): unexpected ']', expected 'null'"
+        );
+        // Columns count code points: U+1F600 is one column (two UTF-16 units, four bytes).
+        let e = fail("[\"\u{1F600}\" x]".as_bytes());
+        assert_eq!((e.column, e.offset), (6, 8));
+    }
+
+    fn at(text: &[u8]) -> (&'static str, usize, String) {
+        let e = fail(text);
+        (e.kind.id(), e.offset, e.path.to_string())
+    }
+
+    #[test]
+    fn the_first_error_in_the_text_wins() {
+        // A repeated name comes before any error later in the same object, however deep.
+        assert_eq!(
+            at(br#"{"a":1,"a":1e400}"#),
+            ("duplicate-key", 7, "$".into())
+        );
+        assert_eq!(
+            at(br#"{"a":1,"a":[[1,]]}"#),
+            ("duplicate-key", 7, "$".into())
+        );
+        assert_eq!(at(br#"{"a":1,"a":1"#), ("duplicate-key", 7, "$".into()));
+        // An error before the repeated name wins over it.
+        assert_eq!(
+            at(br#"{"a":1e400,"a":1}"#),
+            ("number-overflow", 5, "$.a".into())
+        );
+        // The earliest repeat in the text, not the smallest name.
+        assert_eq!(
+            at(br#"{"b":1,"a":1,"b":2,"a":2}"#),
+            ("duplicate-key", 13, "$".into())
+        );
+        // An inner object's repeat is earlier than the outer's.
+        assert_eq!(
+            at(br#"{"x":{"k":1,"k":2},"x":3}"#),
+            ("duplicate-key", 12, "$.x".into())
+        );
+        // A high surrogate not followed by a complete low-surrogate escape is lone, even
+        // when what follows is a bad escape.
+        assert_eq!(at(br#""\ud800\u12G4""#), ("lone-surrogate", 1, "$".into()));
+        assert_eq!(at(br#""\ud800\n""#), ("lone-surrogate", 1, "$".into()));
+        assert_eq!(at(br#""\ud800\u0041""#), ("lone-surrogate", 1, "$".into()));
+        // Inside a token: the first byte that cannot continue a JSON text.
+        assert_eq!(at(b"-"), ("syntax", 1, "$".into()));
+        assert_eq!(at(b"-x"), ("syntax", 1, "$".into()));
+        assert_eq!(at(b"01"), ("syntax", 1, "$".into()));
+        assert_eq!(at(b"[-01]"), ("syntax", 3, "$[0]".into()));
+        assert_eq!(at(b"1."), ("syntax", 2, "$".into()));
+        assert_eq!(at(b"1e+"), ("syntax", 3, "$".into()));
+        assert_eq!(at(b"tru"), ("syntax", 3, "$".into()));
+        assert_eq!(at(br#""\u12G4""#), ("syntax", 5, "$".into()));
+        assert_eq!(at(br#""\u12"#), ("syntax", 5, "$".into()));
+        // A missing ':' belongs to the object, the missing value to the member.
+        assert_eq!(at(br#"{"a" 1}"#), ("syntax", 5, "$".into()));
+        assert_eq!(at(br#"{"a":}"#), ("syntax", 5, "$.a".into()));
+        assert_eq!(at(b"[1,]"), ("syntax", 3, "$[1]".into()));
+        assert_eq!(at(b"[1 2]"), ("syntax", 3, "$".into()));
+        // A 400-digit integer is too large for a double: an overflow, not out of range.
+        let big = "9".repeat(400);
+        assert_eq!(at(big.as_bytes()), ("number-overflow", 0, "$".into()));
+        // Encoding comes before everything, BOM after invalid UTF-8.
+        assert_eq!(at(b"[1,]\xff"), ("invalid-utf8", 4, "$".into()));
+        assert_eq!(at(b"\xef\xbb\xbf[\xff]"), ("invalid-utf8", 4, "$".into()));
     }
 
     #[test]

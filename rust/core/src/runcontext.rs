@@ -67,125 +67,71 @@ pub struct Section {
     pub digest: String,
 }
 
-/// Why arguments are not a valid RunContext. Each variant names the argument, the index
-/// and, where there is one, the name involved.
+/// Most entries one argument may hold; the entry at this index is refused
+/// (`too-many-entries`), and a front end never reads more than one entry beyond it.
+pub const MAX_ENTRIES: usize = 10_000;
+
+/// Which rule arguments broke, with what the message needs to say about it. Where it
+/// happened is the [`RunContextError`] around it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RunContextError {
+pub enum RunContextErrorKind {
+    /// The argument is not a sequence (a `str`, an iterator, a number).
     NotASequence {
-        arg: Arg,
         type_name: String,
     },
-    Mapping {
-        arg: Arg,
-    },
+    /// The argument is a mapping: its order is not the caller's.
+    Mapping,
+    /// The argument is a set: it has no order.
     Unordered {
-        arg: Arg,
         type_name: String,
     },
+    /// The argument is one `(name, text-or-None)` pair, passed without a list around it.
     BarePair {
-        arg: Arg,
         name: String,
     },
+    /// The argument holds more than [`MAX_ENTRIES`] entries.
+    TooManyEntries,
     NotAPair {
-        arg: Arg,
-        index: usize,
         found: String,
         /// The name, when the whole argument looks like one pair passed bare with a value of
         /// the wrong type (`("n", 3)`): the message then suggests the fix.
         bare_name: Option<String>,
     },
     NameType {
-        arg: Arg,
-        index: usize,
         type_name: String,
     },
     ValueType {
-        arg: Arg,
-        index: usize,
-        name: String,
         type_name: String,
     },
-    NotText {
-        arg: Arg,
-        index: usize,
-        name: Option<String>,
-    },
-    EmptyName {
-        arg: Arg,
-        index: usize,
-    },
-    NameControl {
-        arg: Arg,
-        index: usize,
-        name: String,
-    },
-    NameWhitespace {
-        arg: Arg,
-        index: usize,
-        name: String,
-    },
+    /// A name or value that is not Unicode text (a lone surrogate); the error carries the
+    /// name when it is the value that is not text.
+    NotText,
+    EmptyName,
+    NameControl,
+    NameWhitespace,
     DuplicateName {
-        arg: Arg,
-        index: usize,
-        name: String,
         first_arg: Arg,
         first_index: usize,
     },
 }
 
-impl RunContextError {
+impl RunContextErrorKind {
     /// A stable identifier of the rule broken, as used by the conformance vectors.
-    pub fn kind(&self) -> &'static str {
+    pub fn id(&self) -> &'static str {
         match self {
             Self::NotASequence { .. } => "not-a-sequence",
-            Self::Mapping { .. } => "mapping",
+            Self::Mapping => "mapping",
             Self::Unordered { .. } => "unordered",
             Self::BarePair { .. } => "bare-pair",
+            Self::TooManyEntries => "too-many-entries",
             Self::NotAPair { .. } => "not-a-pair",
             Self::NameType { .. } => "name-type",
             Self::ValueType { .. } => "value-type",
-            Self::NotText { .. } => "not-text",
-            Self::EmptyName { .. } => "empty-name",
-            Self::NameControl { .. } => "name-control",
-            Self::NameWhitespace { .. } => "name-whitespace",
+            Self::NotText => "not-text",
+            Self::EmptyName => "empty-name",
+            Self::NameControl => "name-control",
+            Self::NameWhitespace => "name-whitespace",
             Self::DuplicateName { .. } => "duplicate-name",
-        }
-    }
-
-    /// The argument the error is in.
-    pub fn arg(&self) -> Arg {
-        match self {
-            Self::NotASequence { arg, .. }
-            | Self::Mapping { arg }
-            | Self::Unordered { arg, .. }
-            | Self::BarePair { arg, .. }
-            | Self::NotAPair { arg, .. }
-            | Self::NameType { arg, .. }
-            | Self::ValueType { arg, .. }
-            | Self::NotText { arg, .. }
-            | Self::EmptyName { arg, .. }
-            | Self::NameControl { arg, .. }
-            | Self::NameWhitespace { arg, .. }
-            | Self::DuplicateName { arg, .. } => *arg,
-        }
-    }
-
-    /// The index of the offending entry within its argument; `None` where the argument as a
-    /// whole is wrong.
-    pub fn index(&self) -> Option<usize> {
-        match self {
-            Self::NotASequence { .. }
-            | Self::Mapping { .. }
-            | Self::Unordered { .. }
-            | Self::BarePair { .. } => None,
-            Self::NotAPair { index, .. }
-            | Self::NameType { index, .. }
-            | Self::ValueType { index, .. }
-            | Self::NotText { index, .. }
-            | Self::EmptyName { index, .. }
-            | Self::NameControl { index, .. }
-            | Self::NameWhitespace { index, .. }
-            | Self::DuplicateName { index, .. } => Some(*index),
         }
     }
 
@@ -195,7 +141,7 @@ impl RunContextError {
         matches!(
             self,
             Self::NotASequence { .. }
-                | Self::Mapping { .. }
+                | Self::Mapping
                 | Self::Unordered { .. }
                 | Self::BarePair { .. }
                 | Self::NotAPair { .. }
@@ -203,43 +149,42 @@ impl RunContextError {
                 | Self::ValueType { .. }
         )
     }
-}
 
-impl fmt::Display for RunContextError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    /// What was wrong and how to fix it, for an error in `arg` (which names the second item
+    /// of a pair: a fact's value, a section's text).
+    fn describe(&self, f: &mut fmt::Formatter<'_>, arg: Arg) -> fmt::Result {
+        let v = arg.value_word();
         match self {
-            Self::NotASequence { arg, type_name } => write!(
+            Self::NotASequence { type_name } => write!(
                 f,
-                "{arg}: expected a sequence of (name, {v}) pairs, got {type_name}",
-                v = arg.value_word()
+                "expected a sequence of (name, {v}) pairs, got {type_name}"
             ),
-            Self::Mapping { arg } => write!(
+            Self::Mapping => write!(
                 f,
-                "{arg}: a mapping is refused because the render order must be explicit. A mapping \
+                "a mapping is refused because the render order must be explicit. A mapping \
 built from a set, a hash-ordered source or another language's map renders a different prompt in \
 each process while its canonical digest stays the same (sorted keys), so two processes would send \
 different prompts and agree they were the same context. Pass a list of (name, {v}) pairs; \
-list(d.items()) when you vouch for the mapping's order.",
-                v = arg.value_word()
+list(d.items()) when you vouch for the mapping's order."
             ),
-            Self::Unordered { arg, type_name } => write!(
+            Self::Unordered { type_name } => write!(
                 f,
-                "{arg}: a {type_name} has no order, and the render order must be explicit; pass a \
-list of (name, {v}) pairs in the order to render",
-                v = arg.value_word()
+                "a {type_name} has no order, and the render order must be explicit; pass a \
+list of (name, {v}) pairs in the order to render"
             ),
-            Self::BarePair { arg, name } => write!(
+            Self::BarePair { name } => write!(
                 f,
-                "{arg}: got one bare pair ({n}, ...), not a sequence of pairs; wrap it in a list: \
+                "got one bare pair ({n}, ...), not a sequence of pairs; wrap it in a list: \
 [({n}, ...)]",
                 n = quoted(name)
             ),
-            Self::NotAPair { arg, index, found, bare_name } => {
-                write!(
-                    f,
-                    "{arg}[{index}]: expected a (name, {v}) pair, got {found}",
-                    v = arg.value_word()
-                )?;
+            Self::TooManyEntries => write!(
+                f,
+                "more than {MAX_ENTRIES} entries; a context this large is not a prompt (is \
+the sequence endless?)"
+            ),
+            Self::NotAPair { found, bare_name } => {
+                write!(f, "expected a (name, {v}) pair, got {found}")?;
                 if let Some(name) = bare_name {
                     write!(
                         f,
@@ -249,53 +194,113 @@ list of (name, {v}) pairs in the order to render",
                 }
                 Ok(())
             }
-            Self::NameType { arg, index, type_name } => {
-                write!(f, "{arg}[{index}]: the name must be a str, got {type_name}")
+            Self::NameType { type_name } => write!(f, "the name must be a str, got {type_name}"),
+            Self::ValueType { type_name } => write!(
+                f,
+                "the {v} must be a str or None, got {type_name}; render it to text yourself (a \
+value of type {type_name} stringified into a prompt is rarely what was meant)"
+            ),
+            Self::NotText => f.write_str("is not valid Unicode text (it holds a lone surrogate)"),
+            Self::EmptyName => f.write_str("the name is empty"),
+            Self::NameControl => {
+                f.write_str("a name may not hold control characters or line breaks")
             }
-            Self::ValueType { arg, index, name, type_name } => write!(
-                f,
-                "{arg}[{index}] ({n}): the {v} must be a str or None, got {type_name}; render it \
-to text yourself (a value of type {type_name} stringified into a prompt is rarely what was \
-meant)",
-                n = quoted(name),
-                v = arg.value_word()
+            Self::NameWhitespace => f.write_str(
+                "a name may not begin or end with whitespace (names are validated, never \
+rewritten)",
             ),
-            Self::NotText { arg, index, name: Some(name) } => write!(
-                f,
-                "{arg}[{index}] ({n}): the {v} is not valid Unicode text (it holds a lone surrogate)",
-                n = quoted(name),
-                v = arg.value_word()
-            ),
-            Self::NotText { arg, index, name: None } => write!(
-                f,
-                "{arg}[{index}]: the name is not valid Unicode text (it holds a lone surrogate)"
-            ),
-            Self::EmptyName { arg, index } => write!(f, "{arg}[{index}]: the name is empty"),
-            Self::NameControl { arg, index, name } => write!(
-                f,
-                "{arg}[{index}] ({n}): a name may not hold control characters or line breaks",
-                n = quoted(name)
-            ),
-            Self::NameWhitespace { arg, index, name } => write!(
-                f,
-                "{arg}[{index}] ({n}): a name may not begin or end with whitespace (names are \
-validated, never rewritten)",
-                n = quoted(name)
-            ),
-            Self::DuplicateName { arg, index, name, first_arg, first_index } => {
-                let scope = if *arg == Arg::Facts {
+            Self::DuplicateName {
+                first_arg,
+                first_index,
+            } => {
+                let scope = if arg == Arg::Facts {
                     "fact names are unique among the facts"
                 } else {
                     "section names are unique across head and tail together"
                 };
                 write!(
                     f,
-                    "{arg}[{index}] ({n}): duplicate name, already used by {first_arg}[{first_index}] \
-({scope}; a dropped entry still owns its name)",
-                    n = quoted(name)
+                    "duplicate name, already used by {first_arg}[{first_index}] ({scope}; a \
+dropped entry still owns its name)"
                 )
             }
         }
+    }
+}
+
+/// Why arguments are not a valid RunContext: the rule broken, and where — the argument,
+/// the entry's index (none when the argument as a whole is wrong) and the entry's name once
+/// it is known to be text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunContextError {
+    pub kind: RunContextErrorKind,
+    pub arg: Arg,
+    pub index: Option<usize>,
+    pub name: Option<String>,
+}
+
+impl RunContextError {
+    fn whole(arg: Arg, kind: RunContextErrorKind) -> Self {
+        Self {
+            kind,
+            arg,
+            index: None,
+            name: None,
+        }
+    }
+
+    fn entry(arg: Arg, index: usize, name: Option<&str>, kind: RunContextErrorKind) -> Self {
+        Self {
+            kind,
+            arg,
+            index: Some(index),
+            name: name.map(str::to_owned),
+        }
+    }
+
+    /// A stable identifier of the rule broken, as used by the conformance vectors.
+    pub fn kind(&self) -> &'static str {
+        self.kind.id()
+    }
+
+    /// The argument the error is in.
+    pub fn arg(&self) -> Arg {
+        self.arg
+    }
+
+    /// The index of the offending entry within its argument; `None` where the argument as a
+    /// whole is wrong.
+    pub fn index(&self) -> Option<usize> {
+        self.index
+    }
+
+    /// True where the argument has the wrong type (Python raises a `TypeError`), false
+    /// where it has the right type and a wrong value (`ValueError`).
+    pub fn is_type_error(&self) -> bool {
+        self.kind.is_type_error()
+    }
+}
+
+impl fmt::Display for RunContextError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.arg)?;
+        if let Some(index) = self.index {
+            write!(f, "[{index}]")?;
+        }
+        if let Some(name) = &self.name {
+            write!(f, " ({})", quoted(name))?;
+        }
+        f.write_str(": ")?;
+        if self.kind == RunContextErrorKind::NotText {
+            // Says which half of the pair is not text.
+            let what = if self.name.is_some() {
+                self.arg.value_word()
+            } else {
+                "name"
+            };
+            write!(f, "the {what} ")?;
+        }
+        self.kind.describe(f, self.arg)
     }
 }
 
@@ -347,14 +352,16 @@ impl Collector {
         name: String,
         value: Option<String>,
     ) -> Result<(), RunContextError> {
+        use RunContextErrorKind as K;
+        let at = |name: Option<&str>, kind| Err(RunContextError::entry(arg, index, name, kind));
         if name.is_empty() {
-            return Err(RunContextError::EmptyName { arg, index });
+            return at(None, K::EmptyName);
         }
         if name.chars().any(is_forbidden_in_name) {
-            return Err(RunContextError::NameControl { arg, index, name });
+            return at(Some(&name), K::NameControl);
         }
         if name.starts_with(char::is_whitespace) || name.ends_with(char::is_whitespace) {
-            return Err(RunContextError::NameWhitespace { arg, index, name });
+            return at(Some(&name), K::NameWhitespace);
         }
         let first = if arg == Arg::Facts {
             self.fact_names.get(&name).map(|&i| (Arg::Facts, i))
@@ -362,13 +369,11 @@ impl Collector {
             self.section_names.get(&name).copied()
         };
         if let Some((first_arg, first_index)) = first {
-            return Err(RunContextError::DuplicateName {
-                arg,
-                index,
-                name,
+            let kind = K::DuplicateName {
                 first_arg,
                 first_index,
-            });
+            };
+            return at(Some(&name), kind);
         }
         let value = value.map(|v| {
             let kept = normalise(&v).len();
@@ -426,6 +431,10 @@ impl RunContext {
             (Arg::Facts, facts),
             (Arg::TailSections, tail),
         ] {
+            if entries.len() > MAX_ENTRIES {
+                let kind = RunContextErrorKind::TooManyEntries;
+                return Err(RunContextError::entry(arg, MAX_ENTRIES, None, kind));
+            }
             for (index, entry) in entries.into_iter().enumerate() {
                 collector.add(arg, index, entry.name, entry.value)?;
             }
@@ -546,6 +555,17 @@ impl RunContext {
         &self.sections
     }
 
+    /// The digest of each kept section, in [`RunContext::sections`] order (head first).
+    pub fn section_digests(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.sections.iter().map(|s| s.digest.as_str())
+    }
+
+    /// True when the context would send neither a head nor a tail message: no head section
+    /// and no tail section has text, and every fact is `None`.
+    pub fn is_empty(&self) -> bool {
+        self.head_text.is_none() && self.tail_text.is_none()
+    }
+
     /// The digest of the canonical document (see [`RunContext::canonical_document`]).
     pub fn digest(&self) -> &str {
         &self.digest
@@ -609,10 +629,107 @@ pub fn section_digest(name: &str, text: &str) -> String {
     digest_bytes(&out)
 }
 
+/// `found` of a [`RunContextErrorKind::NotAPair`]: the type, and the length of a sequence.
 fn describe<N: ArgNode>(shape: &Shape<N>, node: &N) -> String {
     match shape {
-        Shape::Seq(items) => format!("a {} of {} items", node.type_name(), items.len()),
+        Shape::Seq { len: Some(len), .. } => format!("a {} of {len} items", node.type_name()),
+        Shape::Seq { items, len: None } => format!(
+            "a {} of more than {} items",
+            node.type_name(),
+            items.len().saturating_sub(1)
+        ),
         _ => node.type_name(),
+    }
+}
+
+/// The entries of one argument, after the rules on the argument as a whole: it is a
+/// sequence, not one bare pair, and holds at most [`MAX_ENTRIES`] entries.
+fn argument_items<N: ArgNode>(arg: Arg, node: &N) -> Result<Vec<N>, ArgError<N::Error>> {
+    use RunContextErrorKind as K;
+    let whole = |kind| Err(RunContextError::whole(arg, kind).into());
+    let items = match node.shape(MAX_ENTRIES).map_err(ArgError::Host)? {
+        Shape::Null => return Ok(Vec::new()),
+        Shape::Seq { items, .. } => items,
+        Shape::Mapping => return whole(K::Mapping),
+        Shape::Unordered => {
+            return whole(K::Unordered {
+                type_name: node.type_name(),
+            })
+        }
+        Shape::Str(_) | Shape::NotText | Shape::Other => {
+            return whole(K::NotASequence {
+                type_name: node.type_name(),
+            })
+        }
+    };
+    if items.len() > MAX_ENTRIES {
+        return Err(RunContextError::entry(arg, MAX_ENTRIES, None, K::TooManyEntries).into());
+    }
+    Ok(items)
+}
+
+/// The name of a bare pair `(name, x)`: the whole argument is two items, the first text.
+/// Returns `Ok(None)` when it is not one.
+fn bare_pair_name<N: ArgNode>(items: &[N]) -> Result<Option<(String, bool)>, N::Error> {
+    let [first, second] = items else {
+        return Ok(None);
+    };
+    let Shape::Str(name) = first.shape(0)? else {
+        return Ok(None);
+    };
+    let text_or_none = matches!(second.shape(0)?, Shape::Str(_) | Shape::Null);
+    Ok(Some((name, text_or_none)))
+}
+
+/// One entry, checked in the order of docs/FORMAT.md § 3.1: pair shape, name type, value
+/// type, then whether both are text (name first). The name rules come after, in
+/// [`Collector::add`].
+fn entry<N: ArgNode>(
+    arg: Arg,
+    index: usize,
+    item: &N,
+    bare_name: Option<&str>,
+) -> Result<(String, Option<String>), ArgError<N::Error>> {
+    use RunContextErrorKind as K;
+    let at = |name: Option<&str>, kind| Err(RunContextError::entry(arg, index, name, kind).into());
+    let pair = match item.shape(2).map_err(ArgError::Host)? {
+        Shape::Seq {
+            items,
+            len: Some(2),
+        } => items,
+        other => {
+            return at(
+                None,
+                K::NotAPair {
+                    found: describe(&other, item),
+                    bare_name: bare_name.map(str::to_owned),
+                },
+            )
+        }
+    };
+    let (name, value) = (
+        pair[0].shape(0).map_err(ArgError::Host)?,
+        pair[1].shape(0).map_err(ArgError::Host)?,
+    );
+    if !matches!(name, Shape::Str(_) | Shape::NotText) {
+        let type_name = pair[0].type_name();
+        return at(None, K::NameType { type_name });
+    }
+    let name = match name {
+        Shape::Str(name) => Some(name),
+        _ => None,
+    };
+    if !matches!(value, Shape::Str(_) | Shape::NotText | Shape::Null) {
+        let type_name = pair[1].type_name();
+        return at(name.as_deref(), K::ValueType { type_name });
+    }
+    let Some(name) = name else {
+        return at(None, K::NotText);
+    };
+    match value {
+        Shape::Str(value) => Ok((name, Some(value))),
+        Shape::Null => Ok((name, None)),
+        _ => at(Some(&name), K::NotText),
     }
 }
 
@@ -623,92 +740,18 @@ fn add_pairs<N: ArgNode>(
     arg: Arg,
     node: &N,
 ) -> Result<(), ArgError<N::Error>> {
-    let items = match node.shape().map_err(ArgError::Host)? {
-        Shape::Null => return Ok(()),
-        Shape::Seq(items) => items,
-        Shape::Mapping => return Err(RunContextError::Mapping { arg }.into()),
-        Shape::Unordered => {
-            return Err(RunContextError::Unordered {
-                arg,
-                type_name: node.type_name(),
-            }
-            .into())
+    let items = argument_items(arg, node)?;
+    let bare_name = match bare_pair_name(&items).map_err(ArgError::Host)? {
+        Some((name, true)) => {
+            let kind = RunContextErrorKind::BarePair { name };
+            return Err(RunContextError::whole(arg, kind).into());
         }
-        Shape::Str(_) | Shape::NotText | Shape::Other => {
-            return Err(RunContextError::NotASequence {
-                arg,
-                type_name: node.type_name(),
-            }
-            .into())
-        }
+        Some((name, false)) => Some(name),
+        None => None,
     };
-    let mut bare_name = None;
-    if let [first, second] = items.as_slice() {
-        if let Shape::Str(name) = first.shape().map_err(ArgError::Host)? {
-            if matches!(
-                second.shape().map_err(ArgError::Host)?,
-                Shape::Str(_) | Shape::Null
-            ) {
-                return Err(RunContextError::BarePair { arg, name }.into());
-            }
-            bare_name = Some(name);
-        }
-    }
     for (index, item) in items.iter().enumerate() {
-        let shape = item.shape().map_err(ArgError::Host)?;
-        let pair = match shape {
-            Shape::Seq(pair) if pair.len() == 2 => pair,
-            other => {
-                return Err(RunContextError::NotAPair {
-                    arg,
-                    index,
-                    found: describe(&other, item),
-                    bare_name: bare_name.filter(|_| index == 0),
-                }
-                .into())
-            }
-        };
-        let name = match pair[0].shape().map_err(ArgError::Host)? {
-            Shape::Str(name) => name,
-            Shape::NotText => {
-                return Err(RunContextError::NotText {
-                    arg,
-                    index,
-                    name: None,
-                }
-                .into())
-            }
-            _ => {
-                return Err(RunContextError::NameType {
-                    arg,
-                    index,
-                    type_name: pair[0].type_name(),
-                }
-                .into())
-            }
-        };
-        let value = match pair[1].shape().map_err(ArgError::Host)? {
-            Shape::Str(value) => Some(value),
-            Shape::Null => None,
-            Shape::NotText => {
-                return Err(RunContextError::NotText {
-                    arg,
-                    index,
-                    name: Some(name),
-                }
-                .into())
-            }
-            _ => {
-                let type_name = pair[1].type_name();
-                return Err(RunContextError::ValueType {
-                    arg,
-                    index,
-                    name,
-                    type_name,
-                }
-                .into());
-            }
-        };
+        let bare_name = bare_name.as_deref().filter(|_| index == 0);
+        let (name, value) = entry(arg, index, item, bare_name)?;
         collector.add(arg, index, name, value)?;
     }
     Ok(())
@@ -743,6 +786,14 @@ mod tests {
         assert_eq!(rc.tail_text(), Some(expected.as_str()));
         assert_eq!(rc.sections().len(), 2);
         assert_eq!(rc.sections()[1].position, Position::Tail);
+        assert!(!rc.is_empty());
+        assert_eq!(
+            rc.section_digests().collect::<Vec<_>>(),
+            [
+                section_digest("identity", "You are a careful agent."),
+                section_digest("agents", "Use tabs.")
+            ]
+        );
         assert_eq!(
             String::from_utf8(rc.canonical_document()).unwrap(),
             r#"{"facts":[["date","2026-11-30"],["note",""]],"head":[["identity","You are a careful agent."]],"tail":[["agents","Use tabs."]],"v":1}"#
@@ -753,6 +804,19 @@ mod tests {
     fn empty_context_renders_nothing() {
         let rc = RunContext::new(vec![], vec![], vec![]).unwrap();
         assert_eq!((rc.head_text(), rc.tail_text()), (None, None));
+        assert!(rc.is_empty());
+        assert_eq!(rc.section_digests().len(), 0);
+        // Dropped entries leave it empty; an empty fact value does not.
+        let dropped = RunContext::new(
+            vec![e("h", " \n")],
+            vec![Entry::new("f", None::<String>)],
+            vec![e("t", "")],
+        )
+        .unwrap();
+        assert!(dropped.is_empty());
+        assert!(!RunContext::new(vec![], vec![e("f", "")], vec![])
+            .unwrap()
+            .is_empty());
         assert_eq!(
             rc.digest(),
             digest_bytes(br#"{"facts":[],"head":[],"tail":[],"v":1}"#)
@@ -803,6 +867,40 @@ are unique across head and tail together; a dropped entry still owns its name)"
         );
         // Facts and sections are separate namespaces.
         assert!(RunContext::new(vec![e("date", "x")], vec![e("date", "y")], vec![]).is_ok());
+    }
+
+    #[test]
+    fn entries_are_bounded_and_types_come_before_text() {
+        use crate::Value;
+        let pair = |i: usize| Value::Array(vec![Value::from(format!("f{i}")), Value::Null]);
+        let at_limit = Value::Array((0..MAX_ENTRIES).map(pair).collect());
+        assert!(RunContext::from_args(None, Some(&at_limit), None).is_ok());
+        let over = Value::Array(vec![Value::Null; MAX_ENTRIES + 1]);
+        let Err(ArgError::Invalid(err)) = RunContext::from_args(None, None, Some(&over)) else {
+            panic!("not refused")
+        };
+        assert_eq!(
+            (err.kind(), err.index()),
+            ("too-many-entries", Some(MAX_ENTRIES))
+        );
+        // A name that is not text, with a value of the wrong type: the type is reported.
+        let lone = Value::Object(vec![(
+            "utf16".into(),
+            Value::Array(vec![Value::Number(55296.0)]),
+        )]);
+        let facts = Value::Array(vec![Value::Array(vec![lone.clone(), Value::Number(3.0)])]);
+        let Err(ArgError::Invalid(err)) = RunContext::from_args(None, Some(&facts), None) else {
+            panic!("not refused")
+        };
+        assert_eq!(err.kind(), "value-type");
+        let facts = Value::Array(vec![Value::Array(vec![Value::from("a"), lone])]);
+        let Err(ArgError::Invalid(err)) = RunContext::from_args(None, Some(&facts), None) else {
+            panic!("not refused")
+        };
+        assert_eq!(
+            err.to_string(),
+            "facts[0] (\"a\"): the value is not valid Unicode text (it holds a lone surrogate)"
+        );
     }
 
     #[test]

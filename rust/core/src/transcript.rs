@@ -167,10 +167,10 @@ pub enum Item {
         seed: String,
         time: String,
     },
-    /// `message` is the message's exact canonical bytes (a slice of the line).
+    /// `body` is the message's exact canonical JSON (a slice of the line; `parse(&body)`
+    /// gives its value).
     Message {
         index: usize,
-        value: Value,
         body: Vec<u8>,
     },
     Section {
@@ -348,15 +348,7 @@ impl Transcript {
     /// so deep that the record exceeds [`MAX_DEPTH`], or the first message without the seed.
     pub fn write_message(&mut self, message: &[u8]) -> Result<Vec<u8>, WriteError> {
         self.check_writable()?;
-        let depth = nesting(message);
-        if depth >= MAX_DEPTH {
-            return Err(WriteError(format!(
-                "the message nests {depth} arrays and objects deep; a transcript record holds \
-                 at most {} (the record itself is one more, and MAX_DEPTH is {MAX_DEPTH}), so \
-                 it could not be read back",
-                MAX_DEPTH - 1
-            )));
-        }
+        check_message(message)?;
         if self.messages == 0 && digest_bytes(message) != self.seed {
             return Err(WriteError(
                 "message 0 does not have the transcript's seed digest".into(),
@@ -538,6 +530,39 @@ impl Transcript {
             ));
         }
         let value = parse(raw).map_err(|error| {
+            // The table puts a syntax error anywhere in the line before a depth or a
+            // canonical-form error the parser met first.
+            let grammar = if matches!(
+                error.kind,
+                ParseErrorKind::Canonical(_)
+                    | ParseErrorKind::NumberOverflow(_)
+                    | ParseErrorKind::InexactInteger { .. }
+            ) {
+                json_syntax_error(raw)
+            } else {
+                None
+            };
+            if let Some(offset) = grammar {
+                return fail(
+                    ErrorKind::NotJson,
+                    format!(
+                        "not JSON: the text breaks the JSON grammar (byte {})",
+                        offset + 1
+                    ),
+                );
+            }
+            if grammar.is_none()
+                && !matches!(
+                    error.kind,
+                    ParseErrorKind::Canonical(CanonicalErrorKind::TooDeep)
+                )
+                && nesting(raw) > MAX_DEPTH
+            {
+                return fail(
+                    ErrorKind::TooDeep,
+                    format!("the record nests deeper than {MAX_DEPTH} arrays and objects"),
+                );
+            }
             let kind = match error.kind {
                 ParseErrorKind::Canonical(CanonicalErrorKind::TooDeep) => ErrorKind::TooDeep,
                 ParseErrorKind::Canonical(_)
@@ -628,6 +653,15 @@ impl Transcript {
                 kind,
             )?;
             self.check_chain(&record, raw, &mut next)?;
+            if self.version == TRANSCRIPT_VERSION && line == 2 && kind != "message" {
+                return Err(fail(
+                    ErrorKind::Seed,
+                    format!(
+                        "line 2 must be the message with index 0, whose digest is the header's \
+                         seed, not a {kind} record; the header or the first message was altered"
+                    ),
+                ));
+            }
             match kind {
                 "message" => self.read_message(&record, raw, line)?,
                 "section" => self.read_section(&record, line)?,
@@ -818,11 +852,7 @@ impl Transcript {
             ));
         }
         self.messages += 1;
-        Ok(Item::Message {
-            index,
-            value: value.clone(),
-            body,
-        })
+        Ok(Item::Message { index, body })
     }
 
     fn read_section(&mut self, record: &Record, line: usize) -> Result<Item, TranscriptError> {
@@ -1163,6 +1193,21 @@ fn time_member(record: &Record, line: usize) -> Result<String, TranscriptError> 
     Ok(text.to_owned())
 }
 
+/// Refuse a message (its canonical JSON) that a reader would refuse inside a record: one
+/// nested so deep that the record around it exceeds [`MAX_DEPTH`].
+pub fn check_message(message: &[u8]) -> Result<(), WriteError> {
+    let depth = nesting(message);
+    if depth >= MAX_DEPTH {
+        return Err(WriteError(format!(
+            "the message nests {depth} arrays and objects deep; a transcript record holds at \
+             most {} (the record itself is one more, and MAX_DEPTH is {MAX_DEPTH}), so it \
+             could not be read back",
+            MAX_DEPTH - 1
+        )));
+    }
+    Ok(())
+}
+
 /// `"blake3:"` and 64 lowercase hex digits.
 pub fn is_digest(s: &str) -> bool {
     s.len() == DIGEST_LEN
@@ -1248,6 +1293,177 @@ fn chain_member(raw: &[u8]) -> String {
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The offset of the first byte where `text` stops being JSON text (RFC 8259 grammar only:
+/// no depth limit, no duplicate or number-range rules), or `None` if it is JSON text. Runs
+/// without recursion, so any depth is checked in constant stack.
+fn json_syntax_error(text: &[u8]) -> Option<usize> {
+    #[derive(PartialEq)]
+    enum Want {
+        Value,
+        ValueOrClose,
+        Key,
+        KeyOrClose,
+        Colon,
+        CommaOrClose,
+    }
+    if let Err(error) = std::str::from_utf8(text) {
+        return Some(error.valid_up_to());
+    }
+    let mut stack: Vec<u8> = Vec::new(); // b'[' or b'{'
+    let mut want = Want::Value;
+    let mut i = 0;
+    let n = text.len();
+    let ws = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    loop {
+        while i < n && ws(text[i]) {
+            i += 1;
+        }
+        if i == n {
+            return (!(stack.is_empty() && want == Want::CommaOrClose)).then_some(n);
+        }
+        let b = text[i];
+        match want {
+            Want::Colon => {
+                if b != b':' {
+                    return Some(i);
+                }
+                i += 1;
+                want = Want::Value;
+            }
+            Want::CommaOrClose => {
+                let Some(&top) = stack.last() else {
+                    return Some(i); // text after the value
+                };
+                match (b, top) {
+                    (b',', b'[') => want = Want::Value,
+                    (b',', _) => want = Want::Key,
+                    (b']', b'[') | (b'}', b'{') => {
+                        stack.pop();
+                    }
+                    _ => return Some(i),
+                }
+                i += 1;
+            }
+            Want::Key | Want::KeyOrClose => {
+                if b == b'}' && want == Want::KeyOrClose {
+                    stack.pop();
+                    i += 1;
+                    want = Want::CommaOrClose;
+                } else if b == b'"' {
+                    match skip_string(text, i) {
+                        Ok(end) => i = end,
+                        Err(at) => return Some(at),
+                    }
+                    want = Want::Colon;
+                } else {
+                    return Some(i);
+                }
+            }
+            Want::Value | Want::ValueOrClose => {
+                match b {
+                    b']' if want == Want::ValueOrClose => {
+                        stack.pop();
+                        i += 1;
+                    }
+                    b'[' | b'{' => {
+                        stack.push(b);
+                        i += 1;
+                        want = if b == b'[' {
+                            Want::ValueOrClose
+                        } else {
+                            Want::KeyOrClose
+                        };
+                        continue;
+                    }
+                    b'"' => match skip_string(text, i) {
+                        Ok(end) => i = end,
+                        Err(at) => return Some(at),
+                    },
+                    b't' | b'f' | b'n' => {
+                        let word: &[u8] = match b {
+                            b't' => b"true",
+                            b'f' => b"false",
+                            _ => b"null",
+                        };
+                        if !text[i..].starts_with(word) {
+                            return Some(i);
+                        }
+                        i += word.len();
+                    }
+                    b'-' | b'0'..=b'9' => match skip_number(text, i) {
+                        Ok(end) => i = end,
+                        Err(at) => return Some(at),
+                    },
+                    _ => return Some(i),
+                }
+                want = Want::CommaOrClose;
+            }
+        }
+    }
+}
+
+/// The offset after the string starting at `start` (a `"`), or where it breaks the grammar.
+fn skip_string(text: &[u8], start: usize) -> Result<usize, usize> {
+    let mut i = start + 1;
+    while i < text.len() {
+        match text[i] {
+            b'"' => return Ok(i + 1),
+            b'\\' => match text.get(i + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                Some(b'u') => {
+                    let hex = text.get(i + 2..i + 6);
+                    if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
+                        return Err(i);
+                    }
+                    i += 6;
+                }
+                _ => return Err(i),
+            },
+            0..=0x1f => return Err(i),
+            _ => i += 1,
+        }
+    }
+    Err(text.len())
+}
+
+/// The offset after the number starting at `start`, by the JSON number grammar.
+fn skip_number(text: &[u8], start: usize) -> Result<usize, usize> {
+    let digits = |from: usize| {
+        from + text[from..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count()
+    };
+    let mut i = start;
+    if text[i] == b'-' {
+        i += 1;
+    }
+    match text.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i = digits(i),
+        _ => return Err(i),
+    }
+    if text.get(i) == Some(&b'.') {
+        let end = digits(i + 1);
+        if end == i + 1 {
+            return Err(i + 1);
+        }
+        i = end;
+    }
+    if matches!(text.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(text.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let end = digits(i);
+        if end == i {
+            return Err(i);
+        }
+        i = end;
+    }
+    Ok(i)
 }
 
 /// The nesting depth of canonical JSON text (strings skipped).
@@ -1397,6 +1613,45 @@ mod tests {
                 t.section(&context.sections()[0].digest)
             ),
             (chain.as_str(), 0, None)
+        );
+    }
+
+    #[test]
+    fn the_grammar_check_agrees_on_valid_text_and_finds_syntax_past_a_depth_error() {
+        for good in [
+            &br#"{"a":[1,-2.5e+3,true,null,"x\u00e9"],"b":{}}"#[..],
+            b"[[[[]]]]",
+            b"0",
+        ] {
+            assert_eq!(
+                json_syntax_error(good),
+                None,
+                "{}",
+                String::from_utf8_lossy(good)
+            );
+        }
+        for bad in [
+            &b"[1,]"[..],
+            b"{\"a\" 1}",
+            b"01",
+            b"1.",
+            b"-",
+            b"[\"\x01\"]",
+            b"[] x",
+        ] {
+            assert!(
+                json_syntax_error(bad).is_some(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        let deep = "[".repeat(MAX_DEPTH + 10);
+        let mut t = Transcript::new();
+        let error = t.read_line(deep.as_bytes()).unwrap_err();
+        assert_eq!(
+            error.kind,
+            ErrorKind::NotJson,
+            "unclosed brackets break the grammar"
         );
     }
 

@@ -14,7 +14,9 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use runcontext_core::canonical::{write_array, write_f64, write_i64, write_object, write_str};
+use runcontext_core::canonical::{
+    enter, write_array, write_f64, write_i64, write_object, write_str,
+};
 use runcontext_core::{CanonicalError, CanonicalErrorKind, ParseErrorKind};
 
 use crate::errors::{canonical_error, parse_error, type_name};
@@ -134,6 +136,8 @@ fn write_dict(
     dict: &Bound<'_, PyDict>,
     depth: usize,
 ) -> Result<(), CanonicalError> {
+    // Depth first, then the keys in iteration order, then (sorted) duplicates and values.
+    enter(depth)?;
     let py = dict.py();
     let len = dict.len();
     // Small dicts (most of a chat transcript) sort their members on the stack, not the heap.

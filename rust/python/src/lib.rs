@@ -15,6 +15,7 @@ mod transcript;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_DEPTH", runcontext_core::MAX_DEPTH)?;
+    m.add("MAX_ENTRIES", runcontext_core::MAX_ENTRIES)?;
     m.add("FORMAT_VERSION", runcontext_core::FORMAT_VERSION)?;
     m.add_function(wrap_pyfunction!(canonical::canonical_json, m)?)?;
     m.add_function(wrap_pyfunction!(canonical::canonicalize_text, m)?)?;
@@ -23,6 +24,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<runcontext::RunContext>()?;
     m.add_class::<transcript::Transcript>()?;
     m.add_function(wrap_pyfunction!(transcript::json_value, m)?)?;
+    m.add_function(wrap_pyfunction!(transcript::check_message, m)?)?;
     m.add(
         "TRANSCRIPT_VERSION",
         runcontext_core::transcript::TRANSCRIPT_VERSION,

@@ -20,8 +20,9 @@ struct PyNode<'py>(Bound<'py, PyAny>);
 impl<'py> ArgNode for PyNode<'py> {
     type Error = PyErr;
 
-    fn shape(&self) -> PyResult<Shape<Self>> {
+    fn shape(&self, limit: usize) -> PyResult<Shape<Self>> {
         let obj = &self.0;
+        let take = limit.saturating_add(1);
         Ok(if obj.is_none() {
             Shape::Null
         } else if let Ok(s) = obj.cast::<PyString>() {
@@ -30,9 +31,15 @@ impl<'py> ArgNode for PyNode<'py> {
                 Err(_) => Shape::NotText,
             }
         } else if let Ok(list) = obj.cast::<PyList>() {
-            Shape::Seq(list.iter().map(PyNode).collect())
+            Shape::Seq {
+                items: list.iter().take(take).map(PyNode).collect(),
+                len: Some(list.len()),
+            }
         } else if let Ok(tuple) = obj.cast::<PyTuple>() {
-            Shape::Seq(tuple.iter().map(PyNode).collect())
+            Shape::Seq {
+                items: tuple.iter().take(take).map(PyNode).collect(),
+                len: Some(tuple.len()),
+            }
         } else if obj.is_instance_of::<PyDict>() || obj.cast::<PyMapping>().is_ok() {
             Shape::Mapping
         } else if obj.is_instance_of::<PySet>()
@@ -44,12 +51,15 @@ impl<'py> ArgNode for PyNode<'py> {
             Shape::Other // a sequence of ints, never of pairs
         } else if let Ok(seq) = obj.cast::<PySequence>() {
             // Any other collections.abc.Sequence (a deque, a custom sequence). Iterators and
-            // generators are not sequences: their order is not inspectable before use.
-            Shape::Seq(
-                seq.try_iter()?
-                    .map(|item| item.map(PyNode))
-                    .collect::<PyResult<_>>()?,
-            )
+            // generators are not sequences: their order is not inspectable before use. Read
+            // one item past the limit at most, so that an endless sequence is refused.
+            let items = seq
+                .try_iter()?
+                .take(take)
+                .map(|item| item.map(PyNode))
+                .collect::<PyResult<Vec<_>>>()?;
+            let len = (items.len() < take).then_some(items.len());
+            Shape::Seq { items, len }
         } else {
             Shape::Other
         })
@@ -83,13 +93,33 @@ fn section_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
 /// The refreshable half of a prompt, built fresh per run from strings the caller passes.
 #[pyclass(frozen, module = "runcontext", name = "RunContext")]
 pub struct RunContext {
+    /// The head sections' texts joined by a blank line, or None.
+    #[pyo3(get)]
     head_text: Option<Py<PyString>>,
+    /// The tail block, or None when there are no facts and no tail sections.
+    #[pyo3(get)]
     tail_text: Option<Py<PyString>>,
+    /// `blake3:…` digest of the canonical document of the kept, normalised entries.
+    #[pyo3(get)]
     digest: Py<PyString>,
     digest_text: String,
+    /// Every kept section, head first, as `Section(position, name, text, digest)`.
+    #[pyo3(get)]
     sections: Py<PyTuple>,
+    /// The digest of each kept section, in `sections` order.
+    #[pyo3(get)]
+    section_digests: Py<PyTuple>,
+    /// True when neither a head nor a tail message would be sent.
+    #[pyo3(get)]
+    is_empty: bool,
+    /// Kept facts, normalised, as `(name, value)` tuples in order.
+    #[pyo3(get)]
     facts: Py<PyTuple>,
+    /// Kept head sections, normalised, as `(name, text)` tuples in order.
+    #[pyo3(get)]
     head_sections: Py<PyTuple>,
+    /// Kept tail sections, normalised, as `(name, text)` tuples in order.
+    #[pyo3(get)]
     tail_sections: Py<PyTuple>,
     hash: isize,
 }
@@ -167,23 +197,13 @@ impl RunContext {
             digest: PyString::new(py, core.digest()).unbind(),
             digest_text: core.digest().to_owned(),
             sections: PyTuple::new(py, sections)?.unbind(),
+            section_digests: PyTuple::new(py, core.section_digests())?.unbind(),
+            is_empty: core.is_empty(),
             facts: pairs_tuple(py, &facts)?,
             head_sections: pairs_tuple(py, &head)?,
             tail_sections: pairs_tuple(py, &tail)?,
             hash: if hash == -1 { -2 } else { hash },
         })
-    }
-
-    /// The head sections' texts joined by a blank line, or None.
-    #[getter]
-    fn head_text(&self, py: Python<'_>) -> Option<Py<PyString>> {
-        self.head_text.as_ref().map(|t| t.clone_ref(py))
-    }
-
-    /// The tail block, or None when there are no facts and no tail sections.
-    #[getter]
-    fn tail_text(&self, py: Python<'_>) -> Option<Py<PyString>> {
-        self.tail_text.as_ref().map(|t| t.clone_ref(py))
     }
 
     /// `{"role": "system", "content": head_text}` (a new dict each call), or None.
@@ -196,36 +216,6 @@ impl RunContext {
     #[getter]
     fn tail_message<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         Self::message(py, &self.tail_text)
-    }
-
-    /// `blake3:…` digest of the canonical document of the kept, normalised entries.
-    #[getter]
-    fn digest(&self, py: Python<'_>) -> Py<PyString> {
-        self.digest.clone_ref(py)
-    }
-
-    /// Every kept section, head first, as `Section(position, name, text, digest)`.
-    #[getter]
-    fn sections(&self, py: Python<'_>) -> Py<PyTuple> {
-        self.sections.clone_ref(py)
-    }
-
-    /// Kept facts, normalised, as `(name, value)` tuples in order.
-    #[getter]
-    fn facts(&self, py: Python<'_>) -> Py<PyTuple> {
-        self.facts.clone_ref(py)
-    }
-
-    /// Kept head sections, normalised, as `(name, text)` tuples in order.
-    #[getter]
-    fn head_sections(&self, py: Python<'_>) -> Py<PyTuple> {
-        self.head_sections.clone_ref(py)
-    }
-
-    /// Kept tail sections, normalised, as `(name, text)` tuples in order.
-    #[getter]
-    fn tail_sections(&self, py: Python<'_>) -> Py<PyTuple> {
-        self.tail_sections.clone_ref(py)
     }
 
     fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {

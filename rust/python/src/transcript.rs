@@ -188,8 +188,8 @@ impl Transcript {
                 seed,
                 time,
             } => ("header", version, seed, time).into_pyobject(py),
-            Item::Message { index, value, .. } => {
-                ("message", index, to_python(py, &value)?).into_pyobject(py)
+            Item::Message { index, body } => {
+                ("message", index, PyBytes::new(py, &body)).into_pyobject(py)
             }
             Item::Section { digest, name } => ("section", digest, name).into_pyobject(py),
             Item::Run(envelope) => envelope_to_python(py, &envelope),
@@ -257,6 +257,12 @@ impl Transcript {
         list.append(PyBytes::new(py, &line))?;
         Ok(list)
     }
+}
+
+/// Refuse a message (its canonical JSON) that could not be read back from a record.
+#[pyfunction]
+pub fn check_message(message: &[u8]) -> PyResult<()> {
+    core::check_message(message).map_err(write_error)
 }
 
 /// The Python value of canonical JSON text the caller already holds (a message body just

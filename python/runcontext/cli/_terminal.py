@@ -1,0 +1,35 @@
+"""Text for a person's terminal: every control character made visible.
+
+A hostile repository or transcript can put ESC, CR or OSC sequences in an AGENTS.md, a section
+name or a message: printed raw, they could hide text from the person reviewing what an agent
+is told, rewrite the line above, or set the clipboard (OSC 52). Human output shows every C0
+and C1 control except newline and tab, DEL, and the Unicode bidirectional controls (which can
+reorder what is shown, as in "Trojan Source") as an escape, the way ``git`` and ``less`` do:
+``\\x1b``, ``\\x9b``, ``\\u202e``. The text given to the model and JSON output are unchanged
+(JSON output escapes the same characters as ``\\u`` escapes, which decode to the same text).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from runcontext._controls import CONTROLS, CONTROLS_JSON_LEAVES
+
+__all__ = ["json_text", "visible"]
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with every control character but ``\\n`` and ``\\t`` shown as an escape."""
+    return CONTROLS.sub(_escape, text)
+
+
+def json_text(value: object) -> str:
+    """Indented JSON that keeps non-ASCII text readable but escapes what a terminal obeys."""
+    text = json.dumps(value, ensure_ascii=False, indent=2)
+    return CONTROLS_JSON_LEAVES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

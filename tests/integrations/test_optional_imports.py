@@ -1,0 +1,43 @@
+"""Importing runcontext imports no framework; an integration without its framework says which
+extra to install."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "pydantic_ai", "agents")
+
+
+def run(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+
+
+def test_runcontext_imports_no_framework() -> None:
+    code = (
+        "import sys, runcontext, runcontext.integrations, runcontext.adapters\n"
+        "runcontext.Session, runcontext.ContextBuilder\n"
+        f"print([m for m in {FRAMEWORKS!r} if m in sys.modules])\n"
+    )
+    result = run(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("module", "blocked", "extra"),
+    [
+        ("langchain", "langchain", "langchain"),
+        ("pydantic_ai", "pydantic_ai", "pydantic-ai"),
+        ("openai_agents", "agents", "openai-agents"),
+    ],
+)
+def test_missing_framework_names_the_extra(module: str, blocked: str, extra: str) -> None:
+    # A None entry in sys.modules makes `import blocked` raise ImportError, as if it were absent.
+    code = f"import sys; sys.modules[{blocked!r}] = None\nimport runcontext.integrations.{module}\n"
+    result = run(code)
+    assert result.returncode == 1
+    assert f"ImportError: runcontext.integrations.{module} needs" in result.stderr
+    assert f"pip install 'runcontext[{extra}]'" in result.stderr

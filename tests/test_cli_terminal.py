@@ -1,0 +1,99 @@
+"""Human output never hands a terminal a control sequence from a repository or a transcript
+(cli/_terminal.py); JSON output escapes the same characters and keeps the text."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runcontext import RunContext, Session
+from runcontext.cli._terminal import json_text, visible
+
+HOSTILE = "Build it.\x1b[2K\rSafe.\x1b]52;c;ZWNobyBwd25lZA==\x07 \x9b31m\u202eevil\u202c\tok\n"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "runcontext", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
+
+
+def _raw_controls(text: str) -> set[str]:
+    return {c for c in text if (ord(c) < 0x20 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F}
+
+
+def test_visible_escapes_controls_and_bidi_but_keeps_newlines_and_tabs() -> None:
+    assert visible(HOSTILE) == (
+        "Build it.\\x1b[2K\\x0dSafe.\\x1b]52;c;ZWNobyBwd25lZA==\\x07 "
+        "\\x9b31m\\u202eevil\\u202c\tok\n"
+    )
+    assert visible("naïve — 日本語\n") == "naïve — 日本語\n"
+
+
+def test_json_text_escapes_what_a_terminal_obeys_and_decodes_to_the_same_text() -> None:
+    text = json_text({"t": HOSTILE})
+    assert not _raw_controls(text.replace("\n", "")) and "\u202e" not in text
+    assert json.loads(text) == {"t": HOSTILE}
+
+
+def test_show_prints_a_hostile_agents_md_visibly(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text(HOSTILE)
+    result = _cli("show", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert not _raw_controls(result.stdout)
+    assert "\\x1b]52;c;" in result.stdout  # shown, not obeyed
+    as_json = _cli("show", "--json", str(tmp_path))
+    assert not _raw_controls(as_json.stdout.replace("\n", ""))
+    sections = json.loads(as_json.stdout)["sections"]
+    assert any(HOSTILE.rstrip() in s["text"] for s in sections)  # JSON keeps the text
+
+
+def test_log_prints_a_hostile_transcript_visibly(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    with Session.create(path, [{"role": "user", "content": "hi"}]) as session:
+        session.record_run(
+            [{"role": "user", "content": "hi"}],
+            RunContext(head_sections=[("notes", HOSTILE)], facts=[("branch", "main\x1b[8m")]),
+        )
+    for args in (("log", str(path)), ("log", "--run", "1", str(path))):
+        result = _cli(*args)
+        assert result.returncode == 0, result.stderr
+        assert not _raw_controls(result.stdout), args
+    assert "main\\x1b[8m" in result.stdout and "\\x1b]52;c;" in result.stdout  # --run 1
+
+
+@pytest.mark.parametrize("length", [5000])
+def test_show_says_a_path_is_too_long(tmp_path: Path, length: int) -> None:
+    result = _cli("show", "/" + "a" * length)
+    assert result.returncode == 1
+    assert "the path is too long for this system" in result.stderr
+    assert "no such directory" not in result.stderr
+    assert len(result.stderr) < 400  # the path is shortened, not echoed whole
+
+
+def test_instruction_files_with_control_characters_are_reported_not_changed(
+    tmp_path: Path,
+) -> None:
+    from runcontext.providers import InstructionsProvider
+
+    (tmp_path / "AGENTS.md").write_text(HOSTILE)
+    contribution = InstructionsProvider(str(tmp_path)).collect(deadline=float("inf"))
+    assert HOSTILE.rstrip() in contribution.head[0][1]  # the model gets the file as it is
+    notes = [message for kind, message in contribution.diagnostics if kind == "control-characters"]
+    assert notes == [
+        "AGENTS.md: holds 7 control characters (the first is \\x1b); the model gets the text "
+        "as it is, and `runcontext show` prints them as escapes"
+    ]
+    (tmp_path / "AGENTS.md").write_bytes(b"Windows line ends\r\nare fine.\r\n")
+    crlf = InstructionsProvider(str(tmp_path)).collect(deadline=float("inf"))
+    assert not [kind for kind, _ in crlf.diagnostics if kind == "control-characters"]

@@ -18,7 +18,9 @@ from runcontext.providers import InstructionsProvider
 from runcontext.providers.builder import ContextBuilder
 from runcontext.providers.instructions import MAX_DIRECTORIES
 
-KEY = "AKIAIOSFODNN7EXAMPLE"  # the AWS documentation's example access key id
+# An access key id of the real shape (AWS's documented AKIAIOSFODNN7EXAMPLE is a placeholder,
+# which redaction leaves alone on purpose: docs/PROVIDERS.md, Redaction).
+KEY = "AKIA" + "Q3EGUK5T2ZJ6NW7R"
 
 
 def make_repo(path: Path) -> Path:

@@ -78,6 +78,34 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in the order the checks run on one line.
+    pub const ALL: [ErrorKind; 19] = [
+        Self::TooLong,
+        Self::BlankLine,
+        Self::NotJson,
+        Self::TooDeep,
+        Self::NotCanonical,
+        Self::NotAnObject,
+        Self::UnknownType,
+        Self::Header,
+        Self::Version,
+        Self::Members,
+        Self::MemberValue,
+        Self::Chain,
+        Self::Seed,
+        Self::Index,
+        Self::Run,
+        Self::SectionDigest,
+        Self::DanglingSection,
+        Self::Context,
+        Self::ContextDigest,
+    ];
+
+    /// The kind named `id` (as the vectors spell it).
+    pub fn from_id(id: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.id() == id)
+    }
+
     /// The stable identifier used by the vectors and the exceptions' `.kind`.
     pub fn id(self) -> &'static str {
         match self {
@@ -765,12 +793,10 @@ impl Transcript {
         }
         let line = next.line;
         let stored = digest_member(record, "chain", line)?;
-        // `chain` sorts first, so the body is `{` and what follows `{"chain":"…",`.
+        // `chain` sorts first, so the body is `{` and what follows `{"chain":"…",`: hashed in
+        // two pieces, without copying the line.
         let prefix = CHAIN_OPEN.len() + DIGEST_LEN + 2;
-        let mut body = Vec::with_capacity(raw.len() - prefix + 1);
-        body.push(b'{');
-        body.extend_from_slice(&raw[prefix..]);
-        let expected = chain_of(&self.chain, &body);
+        let expected = chain_of_parts(&self.chain, &[b"{", &raw[prefix..]]);
         if stored != expected {
             return Err(TranscriptError {
                 kind: ErrorKind::Chain,
@@ -1280,9 +1306,15 @@ pub fn check_time(text: &str) -> Result<(), String> {
 
 /// `blake3:` + hex(BLAKE3(previous chain ‖ body)).
 pub fn chain_of(previous: &str, body: &[u8]) -> String {
+    chain_of_parts(previous, &[body])
+}
+
+fn chain_of_parts(previous: &str, body: &[&[u8]]) -> String {
     let mut hasher = blake3::Hasher::new();
     hasher.update(previous.as_bytes());
-    hasher.update(body);
+    for part in body {
+        hasher.update(part);
+    }
     format!("{DIGEST_PREFIX}{}", hasher.finalize().to_hex())
 }
 
@@ -1653,6 +1685,22 @@ mod tests {
             ErrorKind::NotJson,
             "unclosed brackets break the grammar"
         );
+    }
+
+    #[test]
+    fn kinds_are_in_the_table_order_and_named_once() {
+        let ids: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.id()).collect();
+        let mut sorted = ErrorKind::ALL.to_vec();
+        sorted.sort();
+        assert_eq!(
+            sorted,
+            ErrorKind::ALL,
+            "ALL follows the declaration (= check) order"
+        );
+        for id in &ids {
+            assert_eq!(ErrorKind::from_id(id).map(ErrorKind::id), Some(*id));
+        }
+        assert_eq!(ErrorKind::from_id("nope"), None);
     }
 
     #[test]

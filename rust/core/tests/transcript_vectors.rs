@@ -49,31 +49,7 @@ fn hex(text: &str) -> Vec<u8> {
 }
 
 fn kind_of(id: &str) -> ErrorKind {
-    use ErrorKind::*;
-    [
-        TooLong,
-        BlankLine,
-        NotJson,
-        TooDeep,
-        NotCanonical,
-        NotAnObject,
-        UnknownType,
-        Header,
-        Version,
-        Members,
-        MemberValue,
-        Chain,
-        Seed,
-        Index,
-        Run,
-        SectionDigest,
-        DanglingSection,
-        Context,
-        ContextDigest,
-    ]
-    .into_iter()
-    .find(|k| k.id() == id)
-    .unwrap_or_else(|| panic!("unknown kind {id}"))
+    ErrorKind::from_id(id).unwrap_or_else(|| panic!("unknown kind {id}"))
 }
 
 fn check(case: &Value) -> Result<(), String> {

@@ -13,8 +13,8 @@ help:  ## list the targets
 install:  ## build and install the package (release build of the Rust extension)
 	$(PIP) install .
 
-install-test:  ## install the package in editable mode with the test, lint and integration dependencies
-	$(PIP) install -e '.[test,lint,integrations]'
+install-test:  ## install the package in editable mode with the test, lint, integration and PostgreSQL dependencies
+	$(PIP) install -e '.[test,lint,integrations,postgres]'
 
 test: install-test test-rust test-python  ## install everything the tests need, then run every test
 

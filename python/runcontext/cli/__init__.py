@@ -12,12 +12,12 @@ import sys
 from collections.abc import Sequence
 
 from runcontext import __version__
-from runcontext.cli import canon, log, show, vectors
+from runcontext.cli import canon, log, show, transcript, vectors
 from runcontext.cli._terminal import visible
 
 __all__ = ["main"]
 
-_COMMANDS = (show, log, canon, vectors)
+_COMMANDS = (show, log, canon, vectors, transcript)
 
 
 class UsageError(Exception):

@@ -22,7 +22,11 @@ def register(subparsers: Any) -> None:
         "name). With --run N, print that run's head and tail exactly as sent. Every run's "
         "context is rebuilt and its digest verified.",
     )
-    parser.add_argument("transcript", help="a session transcript (.jsonl)")
+    parser.add_argument(
+        "transcript", help="a session transcript (.jsonl) or postgresql://…?session=ID"
+    )
+    parser.add_argument("--session", metavar="ID", help="the session id, for a PostgreSQL URI")
+    parser.add_argument("--tenant", metavar="T", help="the tenant, for a PostgreSQL URI")
     parser.add_argument("--run", type=int, metavar="N", help="show run N in full")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument(
@@ -38,9 +42,18 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TornTranscriptWarning)
-        with Session.open(
-            args.transcript, writable=False, max_line_bytes=args.max_line_bytes
-        ) as session:
+        try:
+            session = Session.open(
+                args.transcript,
+                writable=False,
+                max_line_bytes=args.max_line_bytes,
+                session_id=args.session,
+                tenant=args.tenant,
+            )
+        except ImportError as error:  # a postgresql:// URI without the postgres extra
+            raise ValueError(str(error)) from None
+        with session:
+            anchored = _anchored_head(session)
             runs = session.runs()
             chain = session.chain
     for warning in caught:
@@ -65,7 +78,26 @@ def run(args: argparse.Namespace) -> int:
             print(visible(_run_text(recorded, runs[index - 1].context if index else None)), end="")
         # The anchor: kept elsewhere, it shows a later rewrite of the whole tail (TRANSCRIPT.md).
         print(f"chain  {chain}" if chain else "chain  none (a version 1 transcript: unchained)")
+        if anchored is not None:
+            print(f"anchored  {anchored[0]} records: the session row holds the same chain")
     return 0
+
+
+def _anchored_head(session: Session) -> tuple[int, str] | None:
+    """A store that anchors its last record's chain apart from the records (the PostgreSQL
+    session row): that anchor, checked against the records read; ``None`` for a file."""
+    head = getattr(session.store, "head", None)
+    if head is None:
+        return None
+    for _ in range(3):  # a writer may commit between reading the records and the anchor
+        records, chain = head()
+        if chain == session.chain:
+            return records, chain
+        session.refresh()
+    raise ValueError(
+        f"{session.store.name}: the records end with chain {session.chain}, but the session "
+        f"row anchors {chain} after {records} records: records were removed or rewritten"
+    )
 
 
 def changes(previous: RunContext | None, current: RunContext) -> dict[str, dict[str, list[str]]]:

@@ -56,6 +56,7 @@ from runcontext.transcript.errors import (
 )
 from runcontext.transcript.files import FileStore, LineTooLong
 from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES, TranscriptStore
+from runcontext.transcript.stores import open_store
 
 __all__ = [
     "TRANSCRIPT_VERSION",
@@ -143,6 +144,8 @@ class Session:
         *,
         durable: bool = False,
         clock: Clock | None = None,
+        session_id: str | None = None,
+        tenant: str | None = None,
     ) -> Session:
         """Start a transcript at ``path`` for the conversation ``messages`` and open it.
 
@@ -150,6 +153,9 @@ class Session:
         whose digest becomes the transcript's seed. They are all recorded. The transcript
         appears complete or not at all; an existing one is never overwritten
         (``FileExistsError``: open it with :meth:`open` instead).
+
+        ``path`` may be a ``postgresql://host/db?session=ID&tenant=T`` URI (the PostgreSQL
+        store; ``session_id=`` and ``tenant=`` may stand in for the query parameters).
         """
         check_messages(messages, items=True)
         if len(messages) == 0:
@@ -158,7 +164,13 @@ class Session:
                 "create the session once the conversation has one"
             )
         clock = utc_now if clock is None else clock
-        store = _store(path, durable=durable, max_line_bytes=DEFAULT_MAX_LINE_BYTES)
+        store = _store(
+            path,
+            durable=durable,
+            max_line_bytes=DEFAULT_MAX_LINE_BYTES,
+            session_id=session_id,
+            tenant=tenant,
+        )
         # Encode every message first: a bad one is refused naming its index, before anything
         # is written, and the seed digest hashes the bytes already encoded.
         bodies = [message_body(message, f"messages[{i}]") for i, message in enumerate(messages)]
@@ -178,8 +190,14 @@ class Session:
         durable: bool = False,
         clock: Clock | None = None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        session_id: str | None = None,
+        tenant: str | None = None,
     ) -> Session:
         """Read and verify the transcript at ``path``; the session can then append to it.
+
+        ``path`` may be a ``postgresql://`` URI, with ``session_id=`` and ``tenant=`` as for
+        :meth:`create`; ``repair`` has nothing to do there (a transaction leaves no torn
+        record).
 
         Every record is checked (canonical JSON, known type and fields, the record chain, the
         seed, section digests, each run's rebuilt context digest); the first bad line raises a
@@ -201,17 +219,24 @@ class Session:
             raise TypeError(f"max_line_bytes: expected an int, got {type(max_line_bytes).__name__}")
         if max_line_bytes < 1:
             raise ValueError(f"max_line_bytes: expected at least 1, got {max_line_bytes}")
-        store = _store(path, durable=durable, max_line_bytes=max_line_bytes)
+        store = _store(
+            path,
+            durable=durable,
+            max_line_bytes=max_line_bytes,
+            session_id=session_id,
+            tenant=tenant,
+        )
         if isinstance(store, FileStore):
             store.open(writable=True if repair else writable)
         elif writable and not getattr(store, "writable", True):
             raise PermissionError(f"{store.name}: the store is read-only")
         self = object.__new__(cls)
         self._setup(store, durable=durable, clock=clock, max_line_bytes=max_line_bytes)
+        if writable is False:  # another store has no read-only mode of its own: refuse here
+            self._writable = False
         try:
             with self._thread_lock:
-                if repair:
-                    assert isinstance(store, FileStore)
+                if repair and isinstance(store, FileStore):
                     with store.writing():
                         self._read_new()
                         self._torn = self._torn_at(store.partial)
@@ -248,6 +273,9 @@ class Session:
     ) -> None:
         self._store = store
         self._path = store.path if isinstance(store, FileStore) else Path(store.name)
+        # What messages name: the file, or another store's name as it is (a URI made a Path
+        # would lose its "//").
+        self._where: str | Path = self._path if isinstance(store, FileStore) else store.name
         self._writable = bool(getattr(store, "writable", True))
         self._durable = durable
         self._clock = utc_now if clock is None else clock
@@ -373,7 +401,7 @@ class Session:
             if not 1 <= run <= len(self._envelopes):
                 span = f"runs 1 to {len(self._envelopes)}" if self._envelopes else "no runs yet"
                 raise IndexError(
-                    f"{os.fspath(self._path)}: no run {run}: the transcript has {span}"
+                    f"{os.fspath(self._where)}: no run {run}: the transcript has {span}"
                 )
             return self._run(self._envelopes[run - 1]).context
 
@@ -394,7 +422,7 @@ class Session:
                 f"transcript's seed (message 0 when it started) is {self._state.seed}; pass the "
                 "conversation it records (session.messages()) or start a new transcript with "
                 "Session.create",
-                path=self._path,
+                path=self._where,
                 recorded=self._state.seed,
                 given=given,
             )
@@ -443,7 +471,7 @@ class Session:
                 f"the conversation has {len(messages)} messages but the transcript already "
                 f"records {recorded}; a transcript is append-only: pass the whole "
                 "conversation, or start a new transcript with Session.create",
-                path=self._path,
+                path=self._where,
                 line=None,
             )
         if recorded < 2:
@@ -457,7 +485,7 @@ class Session:
                 f"digest {given}, but the transcript's message {last} (the last recorded) has "
                 f"digest {expected}; pass the conversation it records (session.messages() plus "
                 "the new messages) or start a new transcript with Session.create",
-                path=self._path,
+                path=self._where,
                 line=self._last_message_line,
                 index=last,
                 recorded=expected,
@@ -544,7 +572,7 @@ class Session:
             raise TranscriptVersionError(
                 "a version 1 transcript is read-only: its records are not chained; start a "
                 "new transcript (Session.create) to record more runs",
-                path=self._path,
+                path=self._where,
                 line=None,
                 kind="version",
             )
@@ -556,7 +584,7 @@ class Session:
                 "newline, from a writer that was killed mid-append); appending after it "
                 "would corrupt the next record: reopen with Session.open(path, "
                 "repair=True) to truncate it",
-                path=self._path,
+                path=self._where,
                 line=self._torn.line,
             )
 
@@ -575,13 +603,14 @@ class Session:
             self._state.begin()
             try:
                 lines, bodies, last_message = build()  # all encoded before the first write
-                self._store.append(lines)
+                cursor = self._store.append(lines)
             except BaseException:
                 self._state.rollback()
                 raise
             self._state.commit()
             self._offset += sum(len(line) for line in lines)
-            self._cursor = self._offset if isinstance(self._store, FileStore) else None
+            # Another store says where its records now end (its cursors are its own).
+            self._cursor = self._offset if isinstance(self._store, FileStore) else cursor
             self._messages.extend(bodies)
             if last_message:
                 self._last_message_line = self._state.lines - len(lines) + last_message
@@ -630,7 +659,7 @@ class Session:
                     f"the record is longer than the {error.cap}-byte line cap (it was not "
                     "read into memory); if the transcript is genuine, open it with a larger "
                     "max_line_bytes",
-                    path=self._path,
+                    path=self._where,
                     line=self._state.lines + 1,
                     kind="too-long",
                 ) from None
@@ -673,7 +702,7 @@ class Session:
             raise TranscriptFormatError(
                 "no header record: the file is empty or holds only a torn first line; "
                 "it is not a transcript (create one with Session.create)",
-                path=self._path,
+                path=self._where,
                 line=1,
                 kind="blank-line",
             )
@@ -730,10 +759,24 @@ class Session:
 
 
 def _store(
-    target: str | os.PathLike[str] | TranscriptStore, *, durable: bool, max_line_bytes: int
+    target: str | os.PathLike[str] | TranscriptStore,
+    *,
+    durable: bool,
+    max_line_bytes: int,
+    session_id: str | None = None,
+    tenant: str | None = None,
 ) -> TranscriptStore:
     if isinstance(target, str | os.PathLike):
-        return FileStore(target, durable=durable, max_line_bytes=max_line_bytes)
+        # A path, or a postgresql:// URI (runcontext.transcript.stores.open_store).
+        return open_store(
+            target,
+            session_id=session_id,
+            tenant=tenant,
+            durable=durable,
+            max_line_bytes=max_line_bytes,
+        )
+    if session_id is not None or tenant is not None:
+        raise ValueError("session_id and tenant are for a PostgreSQL URI, not a store object")
     if isinstance(target, TranscriptStore):
         return target
     raise TypeError(f"path: expected a file path or a TranscriptStore, got {type(target).__name__}")

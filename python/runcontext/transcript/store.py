@@ -24,6 +24,8 @@ The contract, which the behavioural test suite (``tests/transcript/``) checks fo
   (a crash has the same effect: a run's records are whole or absent). The file store
   approximates this (a crash mid-batch leaves the whole records written before it and at most
   one torn line, which readers detect); stores with transactions do it exactly.
+  ``append`` returns the cursor after the records it appended, so the session reads on from
+  there (the file store returns ``None``: the session counts its bytes itself).
 * ``close()`` releases what the store holds; it is idempotent.
 
 Cursors are opaque to the session (a byte offset for the file, a sequence number for
@@ -61,6 +63,6 @@ class TranscriptStore(Protocol):
 
     def writing(self) -> AbstractContextManager[None]: ...
 
-    def append(self, lines: Sequence[bytes]) -> None: ...
+    def append(self, lines: Sequence[bytes]) -> object | None: ...
 
     def close(self) -> None: ...

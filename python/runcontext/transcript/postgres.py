@@ -1,0 +1,697 @@
+"""A :class:`~runcontext.transcript.store.TranscriptStore` in PostgreSQL (psycopg 3).
+
+Many sessions of many tenants share one database: each record is a row holding its canonical
+line bytes (``bytea``, never ``jsonb``, which would reorder them) beside a few queryable
+columns, section bodies are stored once per (tenant, digest) however many sessions repeat them,
+and ``writing()`` is a transaction that locks the session's row, so writers on any number of
+machines are excluded and a run's records commit together or not at all. The schema, the
+guarantees and the commands are in docs/TRANSCRIPT.md ("PostgreSQL store").
+
+    init_schema("postgresql://db.example/agents")
+    store = PostgresStore("postgresql://db.example/agents?session=ticket-4711&tenant=acme")
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+from runcontext._core import canonical_json, digest
+from runcontext.transcript.errors import (
+    TranscriptDigestError,
+    TranscriptError,
+    TranscriptFormatError,
+    TranscriptVersionError,
+)
+from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES
+
+try:
+    import psycopg
+    import psycopg.conninfo
+    import psycopg.errors
+    import psycopg_pool
+except ImportError as _error:  # pragma: no cover - the extra's tests always have it
+    raise ImportError(
+        "runcontext.transcript.postgres needs psycopg 3: pip install 'runcontext[postgres]'"
+    ) from _error
+
+__all__ = [
+    "DEFAULT_TENANT",
+    "SCHEMA_VERSION",
+    "PostgresStore",
+    "init_schema",
+    "is_postgres_dsn",
+    "parse_dsn",
+]
+
+# The version of the tables below. init_schema records it; a store refuses a database whose
+# schema is newer (a newer runcontext may store rows this one would misread).
+SCHEMA_VERSION = 1
+# The newest transcript format version (the header's `version`) this store knows. A session
+# created by a newer writer is refused on open, before any of its lines are read.
+_KNOWN_FORMAT_VERSION = 2
+DEFAULT_TENANT = "default"
+# Session ids and tenants are text keys; PostgreSQL text cannot hold NUL.
+_MAX_KEY_CHARS = 200
+# `read` returns at most this many records, or about this many bytes (always at least one
+# record), so a reader's memory is bounded by the batch, not by the session.
+_BATCH_ROWS = 1000
+_BATCH_BYTES = 8 * 1024 * 1024
+_SCHEMES = ("postgresql://", "postgres://")
+# Serialises concurrent init_schema calls (CREATE TABLE IF NOT EXISTS is not safe against a
+# concurrent one); any constant, chosen once.
+_INIT_LOCK = 0x72756E63  # "runc"
+
+_SCHEMA = (
+    """
+    CREATE TABLE runcontext_sessions (
+        tenant          text        NOT NULL,
+        session_id      text        NOT NULL,
+        format_version  integer     NOT NULL,
+        records         bigint      NOT NULL,
+        chain           text,
+        created         timestamptz,
+        updated         timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tenant, session_id)
+    )
+    """,
+    """
+    CREATE TABLE runcontext_sections (
+        tenant  text  NOT NULL,
+        digest  text  NOT NULL,
+        name    text  NOT NULL,
+        text    bytea NOT NULL,
+        PRIMARY KEY (tenant, digest)
+    )
+    """,
+    """
+    CREATE TABLE runcontext_records (
+        tenant          text        NOT NULL,
+        session_id      text        NOT NULL,
+        seq             bigint      NOT NULL CHECK (seq >= 1),
+        type            text        NOT NULL,
+        run             integer,
+        time            timestamptz,
+        context_digest  text,
+        section_digest  text,
+        size            bigint      NOT NULL,
+        line            bytea       NOT NULL,
+        PRIMARY KEY (tenant, session_id, seq),
+        FOREIGN KEY (tenant, session_id) REFERENCES runcontext_sessions ON DELETE CASCADE,
+        FOREIGN KEY (tenant, section_digest) REFERENCES runcontext_sections (tenant, digest)
+    )
+    """,
+    """
+    CREATE INDEX runcontext_records_context ON runcontext_records (tenant, context_digest)
+        WHERE context_digest IS NOT NULL
+    """,
+)
+
+
+# One batch of records after a cursor: at most _BATCH_ROWS of them and no more than _BATCH_BYTES
+# in all (but always the first, however long), with each line over the cap left unfetched (NULL:
+# the server does not read a value it does not return), so the client sees its size only.
+_READ_BATCH = """
+    WITH batch AS (
+        SELECT seq, size, sum(size) OVER (ORDER BY seq) AS running
+        FROM (
+            SELECT seq, size FROM runcontext_records
+            WHERE tenant = %(tenant)s AND session_id = %(session)s AND seq > %(after)s
+            ORDER BY seq LIMIT %(rows)s
+        ) AS next
+    )
+    SELECT b.seq, b.size,
+           CASE WHEN b.size <= %(cap)s THEN r.line END,
+           CASE WHEN b.size <= %(cap)s THEN s.text END
+    FROM batch AS b
+    JOIN runcontext_records AS r
+        ON r.tenant = %(tenant)s AND r.session_id = %(session)s AND r.seq = b.seq
+    LEFT JOIN runcontext_sections AS s
+        ON s.tenant = r.tenant AND s.digest = r.section_digest
+    WHERE b.running <= %(bytes)s OR b.running = b.size
+    ORDER BY b.seq
+"""
+
+
+def is_postgres_dsn(target: object) -> bool:
+    """Whether ``target`` is a ``postgresql://`` or ``postgres://`` URI."""
+    return isinstance(target, str) and target.startswith(_SCHEMES)
+
+
+def parse_dsn(dsn: str) -> tuple[str, str | None, str | None]:
+    """Split ``postgresql://host/db?session=ID&tenant=T`` into the conninfo to connect with
+    (those two parameters removed, every other one kept) and the session id and tenant
+    (``None`` where absent). A key=value conninfo is returned unchanged."""
+    if not is_postgres_dsn(dsn):
+        return dsn, None, None
+    parts = urlsplit(dsn)
+    found: dict[str, str] = {}
+    kept: list[tuple[str, str]] = []
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        if key in ("session", "tenant"):
+            if key in found:
+                raise ValueError(f"{_redact(dsn)}: the {key} parameter is given twice")
+            found[key] = value
+        else:
+            kept.append((key, value))
+    query = urlencode(kept, quote_via=quote, safe="/")
+    conninfo = urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
+    return conninfo, found.get("session"), found.get("tenant")
+
+
+def _redact(dsn: str) -> str:
+    """The DSN with any password removed, for messages."""
+    if not is_postgres_dsn(dsn):
+        try:
+            params = psycopg.conninfo.conninfo_to_dict(dsn)
+        except psycopg.ProgrammingError:
+            return "<an unparsable conninfo>"
+        return " ".join(f"{k}={v}" for k, v in params.items() if k != "password")
+    parts = urlsplit(dsn)
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}@{host}"
+    query = urlencode(
+        [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "password"],
+        quote_via=quote,
+        safe="/",
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def _check_key(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    if not value:
+        raise ValueError(f"{what} is empty")
+    if len(value) > _MAX_KEY_CHARS:
+        raise ValueError(f"{what} is {len(value)} characters long; the limit is {_MAX_KEY_CHARS}")
+    if "\x00" in value:
+        raise ValueError(f"{what} contains a NUL character, which PostgreSQL text cannot hold")
+    return value
+
+
+def _connect(conninfo: str, name: str, connect_timeout: float) -> psycopg.Connection[Any]:
+    try:
+        return psycopg.connect(
+            conninfo, autocommit=True, connect_timeout=max(1, round(connect_timeout))
+        )
+    except psycopg.Error as error:
+        # libpq's message can run over several lines (one per address tried): keep the first.
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise TranscriptError(
+            f"cannot connect to PostgreSQL: {reason}", path=name, line=None
+        ) from None
+
+
+def _schema_version(conn: psycopg.Connection[Any]) -> int | None:
+    """The installed schema version, or ``None`` when there is none."""
+    row = conn.execute("SELECT to_regclass('runcontext_schema_version') IS NOT NULL").fetchone()
+    if row is None or not row[0]:
+        return None
+    version = conn.execute("SELECT max(version) FROM runcontext_schema_version").fetchone()
+    return None if version is None or version[0] is None else int(version[0])
+
+
+def _refuse_newer_schema(version: int, name: str) -> None:
+    if version > SCHEMA_VERSION:
+        raise TranscriptVersionError(
+            f"the database holds runcontext schema version {version}, newer than this "
+            f"runcontext's ({SCHEMA_VERSION}); upgrade runcontext",
+            path=name,
+            line=None,
+        )
+
+
+def init_schema(dsn: str, *, connect_timeout: float = 10) -> int:
+    """Create the tables in the database ``dsn`` names, if they are not there yet.
+
+    Idempotent and safe to run concurrently; returns the schema version. A database holding a
+    newer schema version is refused (:class:`TranscriptVersionError`) and left untouched.
+    """
+    conninfo, _, _ = parse_dsn(dsn)
+    name = _redact(conninfo)
+    with _connect(conninfo, name, connect_timeout) as conn, conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_INIT_LOCK,))
+        version = _schema_version(conn)
+        if version is not None:
+            _refuse_newer_schema(version, name)
+            return version
+        conn.execute(
+            "CREATE TABLE runcontext_schema_version ("
+            " version integer NOT NULL,"
+            " installed timestamptz NOT NULL DEFAULT now())"
+        )
+        for statement in _SCHEMA:
+            conn.execute(statement.encode())
+        conn.execute(
+            "INSERT INTO runcontext_schema_version (version) VALUES (%s)", (SCHEMA_VERSION,)
+        )
+    return SCHEMA_VERSION
+
+
+class PostgresStore:
+    """One session's records in PostgreSQL: the (``tenant``, ``session_id``) it is opened for.
+
+    ``dsn`` is a libpq connection string; a ``postgresql://`` URI may carry the session id and
+    tenant as ``?session=ID&tenant=T`` (removed before connecting), or they are passed as
+    arguments (giving both, differently, is an error). The store then holds one connection, in
+    autocommit mode outside ``writing()``; :meth:`close` closes it.
+
+    ``lock_timeout`` (seconds) bounds how long ``writing()`` waits for another writer of the
+    session (``TranscriptError`` when it expires); by default it waits as long as that writer
+    holds the session.
+
+    With ``pool=`` (a :class:`psycopg_pool.ConnectionPool`) instead of a DSN, the store holds no
+    connection: it borrows one for each ``read`` and for each ``writing()`` block, so a fleet of
+    sessions in one process shares a few connections. Either way, like a file descriptor, a
+    store is not for sharing between threads without a lock (a :class:`Session` holds one).
+    """
+
+    def __init__(
+        self,
+        dsn: str | None = None,
+        session_id: str | None = None,
+        *,
+        tenant: str | None = None,
+        pool: psycopg_pool.ConnectionPool[Any] | None = None,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        connect_timeout: float = 10,
+        lock_timeout: float | None = None,
+    ) -> None:
+        if (dsn is None) == (pool is None):
+            raise TypeError("give a dsn or a pool= (one of them)")
+        if pool is not None:
+            dsn = pool.conninfo if isinstance(pool.conninfo, str) else pool.conninfo()
+        if not isinstance(dsn, str):
+            raise TypeError(f"dsn must be a str, not {type(dsn).__name__}")
+        conninfo, dsn_session, dsn_tenant = parse_dsn(dsn)
+        for what, given, in_dsn in (
+            ("session_id", session_id, dsn_session),
+            ("tenant", tenant, dsn_tenant),
+        ):
+            if given is not None and in_dsn is not None and given != in_dsn:
+                raise ValueError(
+                    f"{what}={given!r} differs from the DSN's {what.removesuffix('_id')}="
+                    f"{in_dsn!r}; give it once"
+                )
+        session_id = session_id if session_id is not None else dsn_session
+        if session_id is None:
+            raise ValueError(
+                f"{_redact(dsn)}: no session id; pass session_id= or add ?session=ID to the DSN"
+            )
+        self.session_id = _check_key(session_id, "session id")
+        self.tenant = _check_key(
+            tenant if tenant is not None else (dsn_tenant or DEFAULT_TENANT), "tenant"
+        )
+        if isinstance(max_line_bytes, bool) or not isinstance(max_line_bytes, int):
+            raise TypeError(f"max_line_bytes must be an int, not {type(max_line_bytes).__name__}")
+        if max_line_bytes < 1:
+            raise ValueError(f"max_line_bytes must be at least 1, not {max_line_bytes}")
+        self.max_line_bytes = max_line_bytes
+        if lock_timeout is not None and not lock_timeout > 0:
+            raise ValueError(
+                f"lock_timeout must be a positive number of seconds, not {lock_timeout}"
+            )
+        self.lock_timeout = lock_timeout
+        base = _redact(conninfo)
+        separator = "&" if "?" in base else "?"
+        self._name = f"{base}{separator}session={quote(self.session_id, safe='')}"
+        if self.tenant != DEFAULT_TENANT:
+            self._name += f"&tenant={quote(self.tenant, safe='')}"
+        self._pool = pool
+        self._closed = False
+        self._conn: psycopg.Connection[Any] | None = None
+        if pool is None:
+            self._conn = _connect(conninfo, self._name, connect_timeout)
+        self._writer: psycopg.Connection[Any] | None = None  # the connection inside writing()
+        self._next_seq: int | None = None  # set inside writing(): the next record's seq
+        try:
+            with self._errors(), self._connection() as conn:
+                version = _schema_version(conn)
+            if version is None:
+                raise TranscriptError(
+                    f"the database has no runcontext schema; run `runcontext transcript init "
+                    f"{base}` once",
+                    path=self._name,
+                    line=None,
+                )
+            _refuse_newer_schema(version, self._name)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def name(self) -> str:
+        """``postgresql://user@host/db?session=ID`` (with ``&tenant=T`` unless the default);
+        never the password."""
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self._name!r})"
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- the TranscriptStore interface -------------------------------------------------------
+
+    def create(self, lines: Sequence[bytes]) -> None:
+        if not lines:
+            raise ValueError(f"{self._name}: a session needs at least its header line")
+        if self._next_seq is not None:
+            raise RuntimeError(f"{self._name}: create() inside writing()")
+        header = _parse(lines[0], self._name, 1)
+        version = header.get("version")
+        if (
+            header.get("type") != "header"
+            or isinstance(version, bool)
+            or not isinstance(version, int)
+        ):
+            raise TranscriptFormatError(
+                "the first line is not a header record", path=self._name, line=1, kind="header"
+            )
+        with self._errors(), self._connection() as conn, conn.transaction():
+            row = conn.execute(
+                "INSERT INTO runcontext_sessions (tenant, session_id, format_version, records,"
+                " created) VALUES (%s, %s, %s, 0, %s) ON CONFLICT DO NOTHING RETURNING 1",
+                (self.tenant, self.session_id, version, _time(header)),
+            ).fetchone()
+            if row is None:
+                raise FileExistsError(
+                    errno.EEXIST,
+                    "the session already exists (open it with Session.open, or pick another id)",
+                    self._name,
+                )
+            self._insert(conn, 1, lines)
+
+    def read(self, cursor: object | None) -> tuple[list[bytes], object | None]:
+        if cursor is None:
+            after = 0
+        elif isinstance(cursor, int) and not isinstance(cursor, bool) and cursor >= 0:
+            after = cursor
+        else:
+            raise TypeError(f"{self._name}: not a cursor of this store: {cursor!r}")
+        if self._next_seq is not None and after >= self._next_seq - 1:
+            # Inside writing() nobody else can append: nothing after the last record.
+            return [], cursor
+        with self._errors(), self._connection() as conn:
+            if cursor is None and self._next_seq is None:
+                self._session_row(conn, lock=False)
+            rows = conn.execute(_READ_BATCH, self._batch_params(after), binary=True).fetchall()
+        lines: list[bytes] = []
+        last = after
+        for seq, size, line, text in rows:
+            if size > self.max_line_bytes:
+                if lines:
+                    break  # return the records before it; the next call raises
+                raise TranscriptFormatError(
+                    f"record of {size} bytes exceeds the limit of {self.max_line_bytes} bytes "
+                    "(it was not read into memory); if the session is genuine, open it with "
+                    "a larger max_line_bytes",
+                    path=self._name,
+                    line=seq,
+                    kind="too-long",
+                )
+            stored = bytes(line)
+            lines.append(stored if text is None else self._rebuild(seq, stored, bytes(text)))
+            last = seq
+        if not lines:
+            return [], cursor
+        return lines, last
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        if self._next_seq is not None:
+            raise RuntimeError(f"{self._name}: writing() is not reentrant")
+        with self._errors(), self._connection() as conn, conn.transaction():
+            if self.lock_timeout is not None:
+                conn.execute(
+                    "SELECT set_config('lock_timeout', %s, true)",
+                    (f"{max(1, round(self.lock_timeout * 1000))}ms",),
+                )
+            try:
+                records = self._session_row(conn, lock=True)
+            except psycopg.errors.LockNotAvailable:
+                raise TranscriptError(
+                    f"another writer has held the session for more than {self.lock_timeout} s "
+                    "(lock_timeout); try again later",
+                    path=self._name,
+                    line=None,
+                ) from None
+            self._writer, self._next_seq = conn, records + 1
+            try:
+                yield
+            finally:
+                self._writer = self._next_seq = None
+
+    def append(self, lines: Sequence[bytes]) -> int:
+        """Insert ``lines`` after the records stored (inside ``writing()``, or as a
+        transaction of its own); returns the cursor after them."""
+        if self._next_seq is None:
+            with self.writing():
+                return self.append(lines)
+        if lines:
+            assert self._writer is not None
+            with self._errors():
+                self._insert(self._writer, self._next_seq, lines)
+            self._next_seq += len(lines)
+        return self._next_seq - 1
+
+    def close(self) -> None:
+        self._closed = True
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    # -- beyond the interface ----------------------------------------------------------------
+
+    def head(self) -> tuple[int, str | None]:
+        """The number of records and the last record's ``chain``, as the session row anchors
+        them (compare with ``Session.chain`` to detect records dropped from the end)."""
+        with self._errors(), self._connection() as conn:
+            row = conn.execute(
+                "SELECT records, chain FROM runcontext_sessions"
+                " WHERE tenant = %s AND session_id = %s",
+                (self.tenant, self.session_id),
+            ).fetchone()
+        if row is None:
+            raise self._missing()
+        return int(row[0]), row[1]
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _batch_params(self, after: int) -> dict[str, object]:
+        return {
+            "tenant": self.tenant,
+            "session": self.session_id,
+            "after": after,
+            "rows": _BATCH_ROWS,
+            "bytes": _BATCH_BYTES,
+            "cap": self.max_line_bytes,
+        }
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """The connection to use: the writing() block's, the store's own, or one borrowed
+        from the pool (returned, with any transaction finished, when the block exits)."""
+        if self._closed:
+            raise ValueError(f"{self._name}: the store is closed")
+        if self._writer is not None:
+            yield self._writer
+        elif self._conn is not None:
+            yield self._conn
+        else:
+            assert self._pool is not None
+            with self._pool.connection() as conn:
+                yield conn
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """The driver's errors as one clear TranscriptError naming the store."""
+        try:
+            yield
+        except psycopg.errors.UndefinedTable:
+            raise TranscriptError(
+                "the runcontext tables are missing; run `runcontext transcript init DSN`",
+                path=self._name,
+                line=None,
+            ) from None
+        except psycopg.OperationalError as error:
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else "lost"
+            raise TranscriptError(
+                f"the PostgreSQL connection failed: {reason}", path=self._name, line=None
+            ) from error
+
+    def _missing(self) -> FileNotFoundError:
+        return FileNotFoundError(
+            errno.ENOENT,
+            f"no session {self.session_id!r} for tenant {self.tenant!r} "
+            "(start one with Session.create)",
+            self._name,
+        )
+
+    def _session_row(self, conn: psycopg.Connection[Any], *, lock: bool) -> int:
+        """The session's record count (locking its row if asked); refuses a missing session
+        and a format version this runcontext does not know."""
+        query = (
+            "SELECT records, format_version FROM runcontext_sessions"
+            " WHERE tenant = %s AND session_id = %s FOR UPDATE"
+            if lock
+            else "SELECT records, format_version FROM runcontext_sessions"
+            " WHERE tenant = %s AND session_id = %s"
+        )
+        row = conn.execute(query, (self.tenant, self.session_id)).fetchone()
+        if row is None:
+            raise self._missing()
+        records, version = int(row[0]), int(row[1])
+        if version > _KNOWN_FORMAT_VERSION:
+            raise TranscriptVersionError(
+                f"the session was written in transcript format version {version}, newer than "
+                f"this runcontext reads ({_KNOWN_FORMAT_VERSION}); upgrade runcontext",
+                path=self._name,
+                line=1,
+                kind="version",
+            )
+        return records
+
+    def _insert(self, conn: psycopg.Connection[Any], first: int, lines: Sequence[bytes]) -> None:
+        """Insert ``lines`` as records ``first``, ``first + 1``, …, their new sections, and
+        the session row's new count and chain (inside the caller's transaction)."""
+        records: list[tuple[Any, ...]] = []
+        sections: list[tuple[str, str, str, bytes]] = []
+        chain: str | None = None
+        for offset, line in enumerate(lines):
+            seq = first + offset
+            if not isinstance(line, bytes | bytearray | memoryview):
+                raise TypeError(f"lines[{offset}] must be bytes, not {type(line).__name__}")
+            # A line may come with its newline (as a file store writes it) or without (as
+            # every store reads it); the row holds it without.
+            line = bytes(line).removesuffix(b"\n")
+            if b"\n" in line:
+                raise TranscriptFormatError(
+                    "a line holds a newline before its end (one record per line)",
+                    path=self._name,
+                    line=seq,
+                )
+            record = _parse(line, self._name, seq)
+            kind = record.get("type")
+            if not isinstance(kind, str):
+                raise TranscriptFormatError(
+                    "a record without a type", path=self._name, line=seq, kind="unknown-type"
+                )
+            chain = record.get("chain") if isinstance(record.get("chain"), str) else None
+            stored, section_digest = line, None
+            if kind == "section":
+                section_digest, stored, text = self._split_section(record, line, seq)
+                sections.append((self.tenant, section_digest, record["name"], text))
+            run = record.get("run") if kind == "run-context" else None
+            context_digest = record.get("digest") if kind == "run-context" else None
+            records.append(
+                (
+                    self.tenant,
+                    self.session_id,
+                    seq,
+                    kind,
+                    run if isinstance(run, int) and not isinstance(run, bool) else None,
+                    _time(record),
+                    context_digest if isinstance(context_digest, str) else None,
+                    section_digest,
+                    len(line),
+                    stored,
+                )
+            )
+        with conn.cursor() as cur:
+            if sections:
+                cur.executemany(
+                    "INSERT INTO runcontext_sections (tenant, digest, name, text)"
+                    " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                    sections,
+                )
+            cur.executemany(
+                "INSERT INTO runcontext_records (tenant, session_id, seq, type, run, time,"
+                " context_digest, section_digest, size, line)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                records,
+            )
+            cur.execute(
+                "UPDATE runcontext_sessions SET records = %s, chain = %s, updated = now()"
+                " WHERE tenant = %s AND session_id = %s",
+                (first + len(lines) - 1, chain, self.tenant, self.session_id),
+            )
+
+    def _split_section(
+        self, record: dict[str, Any], line: bytes, seq: int
+    ) -> tuple[str, bytes, bytes]:
+        """A section record's digest, its line without ``text``, and the text's UTF-8 bytes.
+
+        Only a body whose digest is right enters the tenant's shared table (so no writer can
+        plant a wrong body under a digest another session will name), and only a line that the
+        rebuild reproduces byte for byte is split."""
+        name, text, section_digest = record.get("name"), record.get("text"), record.get("digest")
+        if not (
+            isinstance(name, str) and isinstance(text, str) and isinstance(section_digest, str)
+        ):
+            raise TranscriptFormatError(
+                "a section record needs string name, text and digest",
+                path=self._name,
+                line=seq,
+                kind="member-value",
+            )
+        if digest({"name": name, "text": text}) != section_digest:
+            raise TranscriptDigestError(
+                f"section {name!r}: its text does not have the recorded digest {section_digest}",
+                path=self._name,
+                line=seq,
+                kind="section-digest",
+            )
+        if canonical_json(record) != line:
+            raise TranscriptFormatError(
+                "the section record is not canonical JSON",
+                path=self._name,
+                line=seq,
+                kind="not-canonical",
+            )
+        stripped = dict(record)
+        del stripped["text"]
+        return section_digest, canonical_json(stripped), text.encode("utf-8")
+
+    def _rebuild(self, seq: int, stored: bytes, text: bytes) -> bytes:
+        record = _parse(stored, self._name, seq)
+        record["text"] = text.decode("utf-8")
+        return canonical_json(record)
+
+
+def _parse(line: bytes, name: str, seq: int) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise TranscriptFormatError(
+            f"not a JSON record: {error}", path=name, line=seq, kind="not-json"
+        ) from None
+    if not isinstance(record, dict):
+        raise TranscriptFormatError(
+            "a record must be a JSON object", path=name, line=seq, kind="not-an-object"
+        )
+    return record
+
+
+def _time(record: dict[str, Any]) -> datetime | None:
+    """A record's ``time`` for the queryable column (``None`` if absent or unparsable: the
+    column is for queries; the line itself is what the session checks)."""
+    value = record.get("time")
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else None

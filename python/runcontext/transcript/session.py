@@ -236,17 +236,7 @@ class Session:
             self._writable = False
         try:
             with self._thread_lock:
-                if repair and isinstance(store, FileStore):
-                    with store.writing():
-                        self._read_new()
-                        self._torn = self._torn_at(store.partial)
-                        self._check_header()
-                        if self._torn is not None:
-                            store.truncate(self._torn.offset)
-                            self._repaired, self._torn = self._torn, None
-                else:
-                    self._refresh(warn=False)
-                    self._check_header()
+                self._read_all(repair=repair)
         except BaseException:
             self.close()
             raise
@@ -295,6 +285,22 @@ class Session:
         self._repaired: TornTail | None = None
         self._closed = False
         _SESSIONS.add(self)
+
+    def _read_all(self, *, repair: bool) -> None:
+        """Read the whole transcript; with ``repair``, under the writers' lock, and truncate a
+        torn last line."""
+        store = self._store
+        if not (repair and isinstance(store, FileStore)):
+            self._refresh(warn=False)
+            self._check_header()
+            return
+        with store.writing():
+            self._read_new()
+            self._torn = self._torn_at(store.partial)
+            self._check_header()
+            if self._torn is not None:
+                store.truncate(self._torn.offset)
+                self._repaired, self._torn = self._torn, None
 
     def close(self) -> None:
         """Close the store (idempotent)."""

@@ -7,6 +7,7 @@ run. The errors are listed, with the rest of the package's, in docs/ERRORS.md.
 
 from __future__ import annotations
 
+from runcontext.transcript.async_session import AsyncSession
 from runcontext.transcript.errors import (
     ConversationMismatchError,
     RunNotRecordedError,
@@ -26,6 +27,7 @@ from runcontext.transcript.store import TranscriptStore
 
 __all__ = [
     "TRANSCRIPT_VERSION",
+    "AsyncSession",
     "ConversationMismatchError",
     "Loop",
     "Run",

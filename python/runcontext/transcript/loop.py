@@ -20,6 +20,7 @@ from typing import Any
 
 from runcontext._core import RunContext
 from runcontext._splice import check_context, check_messages, splice
+from runcontext.transcript.async_session import AsyncSession
 from runcontext.transcript.errors import RunNotRecordedError
 from runcontext.transcript.session import Run, Session
 
@@ -75,12 +76,14 @@ class Loop:
     def __init__(
         self,
         backend: Backend,
-        session: Session | None = None,
+        session: Session | AsyncSession | None = None,
         counter: Counter | None = None,
         adapter: Adapter = splice,
     ) -> None:
         if not callable(backend):
             raise TypeError(f"backend: expected a callable, got {type(backend).__name__}")
+        if isinstance(session, AsyncSession):
+            session = session.session  # arun already appends in a worker thread
         if session is not None and not isinstance(session, Session):
             raise TypeError(f"session: expected a Session, got {type(session).__name__}")
         if counter is not None and not callable(counter):

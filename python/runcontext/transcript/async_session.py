@@ -1,0 +1,94 @@
+"""A :class:`~runcontext.transcript.Session` for asyncio code.
+
+Every call that reads or writes the store runs in a worker thread (``asyncio.to_thread``), so
+waiting for another writer's lock, an ``fsync`` or a database round trip never blocks the event
+loop. One implementation serves both: the record format and its checks are CPU work in the
+core, the store calls are few per run, and the session's own lock makes the threads safe. (A
+native ``psycopg.AsyncConnection`` store would save a thread hop per append and duplicate every
+store; docs/TRANSCRIPT.md, *PostgreSQL store*, says why that trade was not taken.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from runcontext._core import RunContext
+from runcontext.transcript.session import Run, Session
+from runcontext.transcript.store import TranscriptStore
+
+__all__ = ["AsyncSession"]
+
+
+class AsyncSession:
+    """``await AsyncSession.create(...)`` / ``await AsyncSession.open(...)`` take the arguments
+    of :meth:`Session.create` / :meth:`Session.open`; the methods are those of a
+    :class:`Session`, awaited. :attr:`session` is the session itself (``Loop`` takes either)."""
+
+    def __init__(self, session: Session) -> None:
+        if not isinstance(session, Session):
+            raise TypeError(f"session: expected a Session, got {type(session).__name__}")
+        self._session = session
+
+    @classmethod
+    async def create(
+        cls,
+        path: str | os.PathLike[str] | TranscriptStore,
+        messages: Sequence[Mapping[str, Any]],
+        **options: Any,
+    ) -> AsyncSession:
+        return cls(await asyncio.to_thread(Session.create, path, messages, **options))
+
+    @classmethod
+    async def open(
+        cls, path: str | os.PathLike[str] | TranscriptStore, **options: Any
+    ) -> AsyncSession:
+        return cls(await asyncio.to_thread(Session.open, path, **options))
+
+    @property
+    def session(self) -> Session:
+        return self._session
+
+    @property
+    def chain(self) -> str:
+        return self._session.chain
+
+    async def record_run(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        context: RunContext | None = None,
+        reply: Mapping[str, Any] | None = None,
+    ) -> Run:
+        return await asyncio.to_thread(self._session.record_run, messages, context, reply)
+
+    async def append_messages(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        await asyncio.to_thread(self._session.append_messages, messages)
+
+    async def messages(self) -> list[Any]:
+        return await asyncio.to_thread(self._session.messages)
+
+    async def runs(self) -> list[Run]:
+        return await asyncio.to_thread(self._session.runs)
+
+    async def context_at(self, run: int) -> RunContext:
+        return await asyncio.to_thread(self._session.context_at, run)
+
+    async def check_conversation(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        await asyncio.to_thread(self._session.check_conversation, messages)
+
+    async def refresh(self) -> None:
+        await asyncio.to_thread(self._session.refresh)
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self._session.close)
+
+    async def __aenter__(self) -> AsyncSession:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"<AsyncSession of {self._session!r}>"

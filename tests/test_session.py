@@ -20,7 +20,7 @@ import runcontext
 import runcontext.transcript.files
 import runcontext.transcript.session
 from runcontext import RunContext, canonical_json
-from runcontext.transcript.session import (
+from runcontext.transcript import (
     ConversationMismatchError,
     SeedMismatchError,
     Session,

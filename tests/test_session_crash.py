@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from runcontext.transcript.session import Session, TornTranscriptWarning
+from runcontext.transcript import Session, TornTranscriptWarning
 
 SEED = {"role": "system", "content": "crash test"}
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from runcontext._core import RunContext
 from runcontext.cli._terminal import json_text, visible
-from runcontext.transcript.session import Run, Session, TornTranscriptWarning
+from runcontext.transcript import Run, Session, TornTranscriptWarning
 from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES
 
 

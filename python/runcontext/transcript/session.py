@@ -48,8 +48,6 @@ from runcontext.transcript.errors import (
     SeedMismatchError,
     TornTranscriptError,
     TornTranscriptWarning,
-    TranscriptDigestError,
-    TranscriptError,
     TranscriptFormatError,
     TranscriptVersionError,
     UnchainedTranscriptWarning,
@@ -58,20 +56,7 @@ from runcontext.transcript.files import FileStore, LineTooLong
 from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES, TranscriptStore
 from runcontext.transcript.stores import open_store
 
-__all__ = [
-    "TRANSCRIPT_VERSION",
-    "ConversationMismatchError",
-    "Run",
-    "SeedMismatchError",
-    "Session",
-    "TornTail",
-    "TornTranscriptError",
-    "TornTranscriptWarning",
-    "TranscriptDigestError",
-    "TranscriptError",
-    "TranscriptFormatError",
-    "TranscriptVersionError",
-]
+__all__ = ["TRANSCRIPT_VERSION", "Run", "Session", "TornTail"]
 
 # Every open session, so that a forked child can replace the thread locks it inherited (a
 # lock held by another thread of the parent at fork() would never be released in the child).

@@ -102,16 +102,6 @@ def append_rate(open_store: Opener, names: list[str], repeat: int = 3) -> float:
     return statistics.median(rates)
 
 
-def read_all(store: TranscriptStore) -> list[bytes]:
-    lines: list[bytes] = []
-    cursor: object | None = None
-    while True:
-        batch, cursor = store.read(cursor)
-        if not batch:
-            return lines
-        lines.extend(batch)
-
-
 def file_lines(path: Path) -> list[bytes]:
     return path.read_bytes().splitlines()
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from chained import new_session, verify_chain
 
+from runcontext.transcript.store import read_all
+
 psycopg = (
     importlib.import_module("psycopg") if os.environ.get("CI") else pytest.importorskip("psycopg")
 )
@@ -22,16 +24,6 @@ from runcontext.transcript.postgres import PostgresStore  # noqa: E402
 WRITER = Path(__file__).with_name("pg_writer.py")
 WRITERS = 8
 BLOCKS = 250  # two records each: 500 records per writer
-
-
-def read_all(store: PostgresStore) -> list[bytes]:
-    lines: list[bytes] = []
-    cursor: object | None = None
-    while True:
-        batch, cursor = store.read(cursor)
-        if not batch:
-            return lines
-        lines.extend(batch)
 
 
 def run_writers(dsn: str, sessions: list[str], tenant: str) -> None:

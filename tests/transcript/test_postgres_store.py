@@ -24,17 +24,7 @@ from runcontext.transcript.errors import (  # noqa: E402
     TranscriptVersionError,
 )
 from runcontext.transcript.postgres import PostgresStore, init_schema, parse_dsn  # noqa: E402
-from runcontext.transcript.store import TranscriptStore  # noqa: E402
-
-
-def read_all(store: PostgresStore) -> list[bytes]:
-    lines: list[bytes] = []
-    cursor: object | None = None
-    while True:
-        batch, cursor = store.read(cursor)
-        if not batch:
-            return lines
-        lines.extend(batch)
+from runcontext.transcript.store import TranscriptStore, read_all  # noqa: E402
 
 
 def query(dsn: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:

@@ -20,7 +20,7 @@ from chained import chain_lines, message, new_session
 from runcontext import RunContext
 from runcontext.transcript.files import FileStore
 from runcontext.transcript.session import Session
-from runcontext.transcript.store import TranscriptStore
+from runcontext.transcript.store import TranscriptStore, read_all
 
 
 @dataclass
@@ -77,16 +77,6 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         yield _file_backend(tmp_path)
     else:
         yield _postgres_backend(request.getfixturevalue("pg_dsn"))
-
-
-def read_all(store: TranscriptStore) -> list[bytes]:
-    lines: list[bytes] = []
-    cursor: object | None = None
-    while True:
-        batch, cursor = store.read(cursor)
-        if not batch:
-            return lines
-        lines.extend(batch)
 
 
 def with_newlines(lines: list[bytes]) -> list[bytes]:

@@ -11,7 +11,7 @@ from typing import Any
 from runcontext.transcript.errors import TornTranscriptWarning
 from runcontext.transcript.files import FileStore
 from runcontext.transcript.session import Session
-from runcontext.transcript.store import TranscriptStore
+from runcontext.transcript.store import TranscriptStore, read_all
 from runcontext.transcript.stores import is_postgres_dsn, open_store
 
 
@@ -68,16 +68,6 @@ def _open(target: str, args: argparse.Namespace) -> TranscriptStore:
         raise ValueError(str(error)) from None
 
 
-def _read_all(store: TranscriptStore) -> list[bytes]:
-    lines: list[bytes] = []
-    cursor: object | None = None
-    while True:
-        batch, cursor = store.read(cursor)
-        if not batch:
-            return lines
-        lines.extend(batch)
-
-
 def _copy(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TornTranscriptWarning)
@@ -91,7 +81,7 @@ def _copy(args: argparse.Namespace) -> int:
     try:
         if isinstance(source, FileStore):
             source.open(writable=False)
-        lines = _read_all(source)
+        lines = read_all(source)
     finally:
         source.close()
     destination = _open(args.dst, args)
@@ -99,7 +89,7 @@ def _copy(args: argparse.Namespace) -> int:
         destination.create([line + b"\n" for line in lines])  # as a writer passes them
         if isinstance(destination, FileStore):
             destination.open(writable=False)
-        if _read_all(destination) != lines:
+        if read_all(destination) != lines:
             raise ValueError(f"{destination.name}: the copy reads back different bytes")
         name = destination.name
     finally:

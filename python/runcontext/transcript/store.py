@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
-__all__ = ["DEFAULT_MAX_LINE_BYTES", "TranscriptStore"]
+__all__ = ["DEFAULT_MAX_LINE_BYTES", "TranscriptStore", "read_all"]
 
 # A record longer than this is refused on read unless the caller raises the cap: a hostile or
 # damaged file must not make a reader allocate without bound (docs/TRANSCRIPT.md, Limits).
@@ -66,3 +66,15 @@ class TranscriptStore(Protocol):
     def append(self, lines: Sequence[bytes]) -> object | None: ...
 
     def close(self) -> None: ...
+
+
+def read_all(store: TranscriptStore) -> list[bytes]:
+    """Every record of ``store``, in order, as line bytes (for copying or checking a whole
+    session; :class:`~runcontext.transcript.Session` reads batch by batch instead)."""
+    lines: list[bytes] = []
+    cursor: object | None = None
+    while True:
+        batch, cursor = store.read(cursor)
+        if not batch:
+            return lines
+        lines.extend(batch)

@@ -51,8 +51,8 @@ package-vectors:  ## copy docs/vectors' data files into the package (shipped in 
 	mkdir -p python/runcontext/vectors
 	cp docs/vectors/*.json docs/vectors/*.txt python/runcontext/vectors/
 
-packaging:  ## build the sdist and the wheel; install and check them on every Python found (.ci/packaging.sh)
-	.ci/packaging.sh
+packaging:  ## build the sdist, and from it a wheel per CPython 3.11+ found; install and check each (.ci/packaging.sh)
+	PYTHON=$(PYTHON) .ci/packaging.sh
 
 clean:
 	cargo clean

@@ -4,7 +4,7 @@
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 
-.PHONY: help install install-test test test-rust test-python lint bench fuzz vectors clean
+.PHONY: help install install-test test test-rust test-python lint bench fuzz vectors package-vectors packaging clean
 FUZZ_SECONDS ?= 60
 
 help:  ## list the targets
@@ -44,6 +44,15 @@ vectors:  ## regenerate the conformance vectors (needs node for the numbers)
 	node docs/vectors/gen_es_numbers.js
 	$(PYTHON) tests/gen_runcontext_vectors.py
 	$(PYTHON) tests/gen_transcript_vectors.py
+	$(MAKE) package-vectors
+
+package-vectors:  ## copy docs/vectors' data files into the package (shipped in the wheel for verify-vectors)
+	rm -f python/runcontext/vectors/*.json python/runcontext/vectors/*.txt
+	mkdir -p python/runcontext/vectors
+	cp docs/vectors/*.json docs/vectors/*.txt python/runcontext/vectors/
+
+packaging:  ## build the sdist, and from it a wheel per CPython 3.11+ found; install and check each (.ci/packaging.sh)
+	PYTHON=$(PYTHON) .ci/packaging.sh
 
 clean:
 	cargo clean

@@ -65,19 +65,31 @@ def test_log_lists_each_run_with_what_changed(
     assert run_log(str(transcript)) == 0
     out = capsys.readouterr().out
     assert out == (
-        f"run 1  2025-01-28 09:00:00Z  {MONDAY.digest}  2 messages\n"
-        "  added    section AGENTS.md, section tools, fact date, fact branch\n"
-        f"run 2  2025-01-29 09:00:00Z  {TUESDAY.digest}  4 messages\n"
-        "  added    fact ticket\n"
-        "  removed  fact branch\n"
-        "  changed  section AGENTS.md, fact date\n"
-        f"run 3  2025-01-30 09:00:00Z  {WEDNESDAY.digest}  6 messages\n"
-        "  added    section ci\n"
-        "  changed  section tools\n"
-        f"run 4  2025-01-31 09:00:00Z  {WEDNESDAY.digest}  8 messages\n"
+        f"run 1  2025-01-28 09:00:00Z  told 2025-01-27  {MONDAY.digest}  2 messages\n"
+        f"  added    section AGENTS.md: head 43 B {short(MONDAY, 'AGENTS.md')}\n"
+        f"  added    section tools: head 11 B {short(MONDAY, 'tools')}\n"
+        "  added    fact date: 2025-01-27\n"
+        "  added    fact branch: main\n"
+        f"run 2  2025-01-29 09:00:00Z  told 2025-01-28  {TUESDAY.digest}  4 messages\n"
+        "  added    fact ticket: RC-6\n"
+        "  removed  fact branch: main\n"
+        f"  changed  section AGENTS.md: head 43 B {short(MONDAY, 'AGENTS.md')} → "
+        f"head 61 B {short(TUESDAY, 'AGENTS.md')}\n"
+        "  changed  fact date: 2025-01-27 → 2025-01-28\n"
+        f"run 3  2025-01-30 09:00:00Z  told 2025-01-28  {WEDNESDAY.digest}  6 messages\n"
+        f"  added    section ci: tail 19 B {short(WEDNESDAY, 'ci')}\n"
+        f"  changed  section tools: head 11 B {short(TUESDAY, 'tools')} → "
+        f"tail 11 B {short(WEDNESDAY, 'tools')}\n"
+        f"run 4  2025-01-31 09:00:00Z  told 2025-01-28  {WEDNESDAY.digest}  8 messages\n"
         "  unchanged\n"
         f"chain  {json.loads(transcript.read_bytes().splitlines()[-1])['chain']}\n"
     )
+
+
+def short(context: RunContext, name: str) -> str:
+    """A section's digest as the text output shortens it (12 hex digits)."""
+    digest = next(s.digest for s in context.sections if s.name == name)
+    return digest[: len("blake3:") + 12]
 
 
 def test_log_run_prints_the_head_and_tail_exactly_as_sent(
@@ -86,9 +98,10 @@ def test_log_run_prints_the_head_and_tail_exactly_as_sent(
     assert run_log(str(transcript), "--run", "3") == 0
     out = capsys.readouterr().out
     assert out == (
-        f"run 3  2025-01-30 09:00:00Z  {WEDNESDAY.digest}  6 messages\n"
-        "  added    section ci\n"
-        "  changed  section tools\n"
+        f"run 3  2025-01-30 09:00:00Z  told 2025-01-28  {WEDNESDAY.digest}  6 messages\n"
+        f"  added    section ci: tail 19 B {short(WEDNESDAY, 'ci')}\n"
+        f"  changed  section tools: head 11 B {short(TUESDAY, 'tools')} → "
+        f"tail 11 B {short(WEDNESDAY, 'tools')}\n"
         "\n=== head ===\n"
         f"{WEDNESDAY.head_text}\n"
         "\n=== tail ===\n"
@@ -112,6 +125,10 @@ def test_log_run_says_when_there_is_no_head_or_tail(
     assert "date: 2025-01-28" in out.split("=== tail ===")[1]
 
 
+def section(context: RunContext, name: str = "AGENTS.md") -> str:
+    return next(s.digest for s in context.sections if s.name == name)
+
+
 def test_log_json(transcript: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run_log(str(transcript), "--json") == 0
     runs = json.loads(capsys.readouterr().out)
@@ -119,11 +136,26 @@ def test_log_json(transcript: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert runs[1] == {
         "run": 2,
         "time": "2025-01-29T09:00:00Z",
+        "date": "2025-01-28",
         "digest": TUESDAY.digest,
         "messages": 4,
         "changes": {
-            "sections": {"added": [], "removed": [], "changed": ["AGENTS.md"]},
-            "facts": {"added": ["ticket"], "removed": ["branch"], "changed": ["date"]},
+            "facts": {
+                "added": [{"name": "ticket", "value": "RC-6"}],
+                "removed": [{"name": "branch", "value": "main"}],
+                "changed": [{"name": "date", "old": "2025-01-27", "new": "2025-01-28"}],
+            },
+            "sections": {
+                "added": [],
+                "removed": [],
+                "changed": [
+                    {
+                        "name": "AGENTS.md",
+                        "old": {"position": "head", "bytes": 43, "digest": section(MONDAY)},
+                        "new": {"position": "head", "bytes": 61, "digest": section(TUESDAY)},
+                    }
+                ],
+            },
         },
     }
 

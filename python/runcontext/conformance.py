@@ -35,6 +35,7 @@ from runcontext.errors import CanonicalJSONError, RunContextError
 
 __all__ = [
     "Report",
+    "bundled_vectors",
     "observe_jcs",
     "observe_number",
     "observe_runcontext",
@@ -304,6 +305,30 @@ def _verify_numbers(path: Path, text: str, results: Path | None) -> Report:
 
 def _is_number_lines(text: str) -> bool:
     return _NUMBER_LINE.match(text) is not None
+
+
+# The vectors this package was built with: copies of docs/vectors/*.json and *.txt, shipped as
+# package data (`make vectors` refreshes them; tests/test_packaging_vectors.py checks they match).
+BUNDLED_VECTORS_DIR = Path(__file__).resolve().parent / "vectors"
+_VECTOR_SUFFIXES = (".json", ".txt")
+
+
+def bundled_vectors() -> list[Path]:
+    """The vectors files shipped inside this installation, sorted by name.
+
+    Raises ``FileNotFoundError`` when there are none (a build that left the package data out).
+    """
+    found = sorted(
+        p
+        for p in (BUNDLED_VECTORS_DIR.iterdir() if BUNDLED_VECTORS_DIR.is_dir() else ())
+        if p.suffix in _VECTOR_SUFFIXES and p.is_file()
+    )
+    if not found:
+        raise FileNotFoundError(
+            f"no conformance vectors in {BUNDLED_VECTORS_DIR}: this installation was built "
+            "without its package data; pass a vectors file (docs/vectors/ in the source)"
+        )
+    return found
 
 
 def verify(path: str | Path, results: str | Path | None = None) -> Report:

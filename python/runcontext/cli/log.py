@@ -1,26 +1,43 @@
-"""``runcontext log TRANSCRIPT [--run N] [--json]``: what each run of a session was told."""
+"""``runcontext log TRANSCRIPT``: what each run of a session was told, and when.
+
+The list shows each run's recording time, the date the agent was told (its ``date`` fact) where
+that differs, its digest and message count, and what changed since the previous run: facts
+with their old and new values, sections with their old and new position, size and digest.
+Filters pick runs by recording time, by a fact's value or by a changed section; ``--run N``
+shows one run's head and tail, ``--run N --messages`` the conversation it was sent with.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import warnings
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from runcontext._core import RunContext
 from runcontext.cli._terminal import json_text, visible
+from runcontext.section import Section
 from runcontext.transcript import Run, Session, TornTranscriptWarning
 from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES
+
+# The fact that says which day the agent was told it is (the default providers' `date`).
+DATE_FACT = "date"
+# Section digests are shortened to this many hex digits in text (JSON has them in full).
+SHORT_DIGEST = 12
 
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "log",
         help="list the runs of a session transcript and what changed in each context",
-        description="List each run of a session transcript with its date, context digest and "
-        "what changed since the previous run (facts and sections added, removed, changed, by "
-        "name). With --run N, print that run's head and tail exactly as sent. Every run's "
-        "context is rebuilt and its digest verified.",
+        description="List each run of a session transcript: when it was recorded (UTC), the "
+        "date the agent was told (its 'date' fact) where that differs, its context digest, "
+        "how many messages it was sent with, and what changed since the previous run (facts "
+        "with their values, sections with their position, size and digest). With --run N, "
+        "print that run's head and tail exactly as sent; with --run N --messages, the "
+        "conversation it was sent with. Every run's context is rebuilt and its digest verified.",
     )
     parser.add_argument(
         "transcript", help="a session transcript (.jsonl) or postgresql://…?session=ID"
@@ -28,6 +45,35 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--session", metavar="ID", help="the session id, for a PostgreSQL URI")
     parser.add_argument("--tenant", metavar="T", help="the tenant, for a PostgreSQL URI")
     parser.add_argument("--run", type=int, metavar="N", help="show run N in full")
+    parser.add_argument(
+        "--messages",
+        action="store_true",
+        help="with --run N: print the messages run N was sent with, instead of head and tail",
+    )
+    parser.add_argument(
+        "--since",
+        metavar="WHEN",
+        help="only runs recorded at or after WHEN (ISO date or date-time; UTC unless it says)",
+    )
+    parser.add_argument(
+        "--until",
+        metavar="WHEN",
+        help="only runs recorded at or before WHEN (a date includes that whole day)",
+    )
+    parser.add_argument(
+        "--fact",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="only runs told this fact with exactly this value (repeat: all must hold)",
+    )
+    parser.add_argument(
+        "--section",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only runs in which this section was added, removed or changed (repeat: any)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument(
         "--max-line-bytes",
@@ -40,6 +86,14 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    selection = _Selection.from_args(args)  # refuse bad arguments before reading anything
+    if args.messages and args.run is None:
+        raise ValueError("--messages shows one run's conversation: pass --run N too")
+    if args.run is not None and selection.active:
+        raise ValueError(
+            "--since, --until, --fact and --section select runs to list; --run N shows one "
+            "run: use one or the other"
+        )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TornTranscriptWarning)
         try:
@@ -56,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
             anchored = _anchored_head(session)
             runs = session.runs()
             chain = session.chain
+            messages = session.messages() if args.messages else []
     for warning in caught:
         # A torn last line is worth a note, not a failure: every complete run is listed.
         print(f"runcontext log: warning: {visible(str(warning.message))}", file=sys.stderr)
@@ -65,22 +120,97 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.transcript}: no run {args.run}: the transcript has {span}")
         previous = runs[args.run - 2].context if args.run > 1 else None
         chosen = runs[args.run - 1]
+        sent = messages[: chosen.messages]
         if args.json:
-            _print_json(_run_json(chosen, previous) | _full_json(chosen))
+            extra = {"conversation": sent} if args.messages else _full_json(chosen)
+            _print_json(_run_json(chosen, previous) | extra)
         else:
             print(visible(_run_text(chosen, previous)), end="")
-            print(visible(_full_text(chosen)), end="")
+            print(visible(_messages_text(sent) if args.messages else _full_text(chosen)), end="")
         return 0
+    # Changes are always against the run before in the transcript, listed or not.
+    listed = [
+        (recorded, runs[i - 1].context if i else None)
+        for i, recorded in enumerate(runs)
+        if selection.keeps(recorded, runs[i - 1].context if i else None)
+    ]
     if args.json:
-        _print_json([_run_json(r, runs[i - 1].context if i else None) for i, r in enumerate(runs)])
-    else:
-        for index, recorded in enumerate(runs):
-            print(visible(_run_text(recorded, runs[index - 1].context if index else None)), end="")
-        # The anchor: kept elsewhere, it shows a later rewrite of the whole tail (TRANSCRIPT.md).
-        print(f"chain  {chain}" if chain else "chain  none (a version 1 transcript: unchained)")
-        if anchored is not None:
-            print(f"anchored  {anchored[0]} records: the session row holds the same chain")
+        _print_json([_run_json(recorded, previous) for recorded, previous in listed])
+        return 0
+    for recorded, previous in listed:
+        print(visible(_run_text(recorded, previous)), end="")
+    if selection.active:
+        print(f"{len(listed)} of {len(runs)} runs match")
+    # The anchor: kept elsewhere, it shows a later rewrite of the whole tail (TRANSCRIPT.md).
+    print(f"chain  {chain}" if chain else "chain  none (a version 1 transcript: unchained)")
+    if anchored is not None:
+        print(f"anchored  {anchored[0]} records: the session row holds the same chain")
     return 0
+
+
+class _Selection:
+    """The filters of the list; every one given must hold for a run to be listed."""
+
+    def __init__(
+        self,
+        since: datetime | None,
+        until: datetime | None,
+        facts: list[tuple[str, str]],
+        sections: list[str],
+    ) -> None:
+        self.since, self.until, self.facts, self.sections = since, until, facts, sections
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> _Selection:
+        facts = []
+        for given in args.fact:
+            name, equals, value = given.partition("=")
+            if not equals or not name:
+                raise ValueError(
+                    f"--fact {given!r}: expected NAME=VALUE, such as --fact date=2026-12-01"
+                )
+            facts.append((name, value))
+        since = None if args.since is None else _moment("--since", args.since, end=False)
+        until = None if args.until is None else _moment("--until", args.until, end=True)
+        if since is not None and until is not None and since > until:
+            raise ValueError(
+                f"--since {args.since} is after --until {args.until}: no run can match"
+            )
+        return cls(since, until, facts, list(args.section))
+
+    @property
+    def active(self) -> bool:
+        return bool(self.since or self.until or self.facts or self.sections)
+
+    def keeps(self, recorded: Run, previous: RunContext | None) -> bool:
+        if self.since is not None and recorded.time < self.since:
+            return False
+        if self.until is not None and recorded.time > self.until:
+            return False
+        told = dict(recorded.context.facts)
+        if any(told.get(name) != value for name, value in self.facts):
+            return False
+        if self.sections:
+            found = changes(previous, recorded.context)["sections"]
+            touched = {name for verb in found.values() for name in verb}
+            return any(name in touched for name in self.sections)
+        return True
+
+
+def _moment(option: str, text: str, *, end: bool) -> datetime:
+    """An ISO date (the whole day, UTC) or date-time (UTC when it names no offset)."""
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+            return start + timedelta(days=1, microseconds=-1) if end else start
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(
+            f"{option} {text!r}: expected an ISO date (2026-12-01) or date-time "
+            "(2026-12-01T09:30:00Z)"
+        ) from None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
 def _anchored_head(session: Session) -> tuple[int, str] | None:
@@ -123,17 +253,62 @@ def changes(previous: RunContext | None, current: RunContext) -> dict[str, dict[
     return result
 
 
-def _run_text(recorded: Run, previous: RunContext | None) -> str:
-    lines = [
-        f"run {recorded.number}  {_time(recorded)}  {recorded.digest}  "
-        f"{recorded.messages} message{'' if recorded.messages == 1 else 's'}"
-    ]
-    found = changes(previous, recorded.context)
+def told_date(context: RunContext) -> str | None:
+    """The date the agent was told: the value of the context's ``date`` fact, if it has one."""
+    return dict(context.facts).get(DATE_FACT)
+
+
+def _one_line(text: str) -> str:
+    # A fact's value may hold line breaks; shown raw, one could forge a "run N" line (the other
+    # controls, carriage return included, are escaped by `visible` on the way out).
+    return text.replace("\n", "\\n")
+
+
+def _section_text(section: Section) -> str:
+    size = len(section.text.encode("utf-8"))
+    return f"{section.position} {size} B {section.digest[: len('blake3:') + SHORT_DIGEST]}"
+
+
+def _change_lines(previous: RunContext | None, current: RunContext) -> list[str]:
+    found = changes(previous, current)
+    before_facts = {} if previous is None else dict(previous.facts)
+    after_facts = dict(current.facts)
+    before_sections = {} if previous is None else {s.name: s for s in previous.sections}
+    after_sections = {s.name: s for s in current.sections}
+    lines = []
     for verb in ("added", "removed", "changed"):
-        names = [f"section {name}" for name in found["sections"][verb]]
-        names += [f"fact {name}" for name in found["facts"][verb]]
-        if names:
-            lines.append(f"  {verb:<8} {', '.join(names)}")
+        for name in found["sections"][verb]:
+            if verb == "added":
+                shown = _section_text(after_sections[name])
+            elif verb == "removed":
+                shown = _section_text(before_sections[name])
+            else:
+                shown = (
+                    f"{_section_text(before_sections[name])} → "
+                    f"{_section_text(after_sections[name])}"
+                )
+            lines.append(f"  {verb:<8} section {_one_line(name)}: {shown}")
+        for name in found["facts"][verb]:
+            if verb == "added":
+                shown = _one_line(after_facts[name])
+            elif verb == "removed":
+                shown = _one_line(before_facts[name])
+            else:
+                shown = f"{_one_line(before_facts[name])} → {_one_line(after_facts[name])}"
+            lines.append(f"  {verb:<8} fact {_one_line(name)}: {shown}")
+    return lines
+
+
+def _run_text(recorded: Run, previous: RunContext | None) -> str:
+    told = told_date(recorded.context)
+    when = _time(recorded)
+    if told is not None and told != recorded.time.date().isoformat():
+        when += f"  told {_one_line(told)}"
+    lines = [
+        f"run {recorded.number}  {when}  {recorded.digest}  "
+        f"{recorded.messages} message{'' if recorded.messages == 1 else 's'}",
+        *_change_lines(previous, recorded.context),
+    ]
     if len(lines) == 1:
         lines.append("  (no context)" if previous is None else "  unchanged")
     return "\n".join(lines) + "\n"
@@ -152,17 +327,71 @@ def _full_text(recorded: Run) -> str:
     return "".join(parts)
 
 
+def _messages_text(messages: Sequence[Any]) -> str:
+    # Each message as the transcript holds it, as indented JSON: content blocks, tool calls and
+    # provider fields stay visible, and no message text can pass for a heading.
+    parts = []
+    for index, message in enumerate(messages):
+        role = message.get("role", message.get("type")) if isinstance(message, dict) else None
+        label = f"message {index}" + ("" if role is None else f": {_one_line(str(role))}")
+        parts.append(f"\n=== {label} ===\n{json_text(message)}\n")
+    return "".join(parts)
+
+
 def _time(recorded: Run) -> str:
     return recorded.time.strftime("%Y-%m-%d %H:%M:%SZ")
 
 
+def _section_json(section: Section) -> dict[str, Any]:
+    return {
+        "position": section.position,
+        "bytes": len(section.text.encode("utf-8")),
+        "digest": section.digest,
+    }
+
+
+def _changes_json(previous: RunContext | None, current: RunContext) -> dict[str, Any]:
+    found = changes(previous, current)
+    before_facts = {} if previous is None else dict(previous.facts)
+    after_facts = dict(current.facts)
+    before_sections = {} if previous is None else {s.name: s for s in previous.sections}
+    after_sections = {s.name: s for s in current.sections}
+    facts = found["facts"]
+    sections = found["sections"]
+    return {
+        "facts": {
+            "added": [{"name": n, "value": after_facts[n]} for n in facts["added"]],
+            "removed": [{"name": n, "value": before_facts[n]} for n in facts["removed"]],
+            "changed": [
+                {"name": n, "old": before_facts[n], "new": after_facts[n]} for n in facts["changed"]
+            ],
+        },
+        "sections": {
+            "added": [{"name": n} | _section_json(after_sections[n]) for n in sections["added"]],
+            "removed": [
+                {"name": n} | _section_json(before_sections[n]) for n in sections["removed"]
+            ],
+            "changed": [
+                {
+                    "name": n,
+                    "old": _section_json(before_sections[n]),
+                    "new": _section_json(after_sections[n]),
+                }
+                for n in sections["changed"]
+            ],
+        },
+    }
+
+
 def _run_json(recorded: Run, previous: RunContext | None) -> dict[str, Any]:
     return {
+        # "run" is Run.number, as the transcript's run records call it (TRANSCRIPT.md).
         "run": recorded.number,
         "time": recorded.time.isoformat().replace("+00:00", "Z"),
+        "date": told_date(recorded.context),
         "digest": recorded.digest,
         "messages": recorded.messages,
-        "changes": changes(previous, recorded.context),
+        "changes": _changes_json(previous, recorded.context),
     }
 
 

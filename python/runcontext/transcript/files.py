@@ -10,8 +10,18 @@ writers and readers*, *Limits*).
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
+import sys
+
+try:
+    import fcntl
+except ImportError:  # Windows: sessions need flock, and there is no stand-in for it here
+    raise ImportError(
+        f"runcontext transcripts need POSIX file locking (fcntl.flock), which this platform "
+        f"({sys.platform}) does not have: use runcontext.transcript on Linux, macOS or another "
+        "POSIX system (WSL on Windows); RunContext and the adapters need no locking and work "
+        "everywhere"
+    ) from None
 import stat
 import uuid
 import weakref

@@ -1,0 +1,55 @@
+"""The package metadata: one license expression and home everywhere, license files that exist,
+POSIX classifiers (transcripts need flock), and the sdist's own files included."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LICENSE = "MIT OR Apache-2.0"
+HOME = "https://github.com/runcontext/runcontext"
+
+if not (ROOT / "pyproject.toml").is_file():
+    pytest.skip("not a source tree", allow_module_level=True)
+
+
+def toml(path: str) -> dict[str, object]:
+    return tomllib.loads((ROOT / path).read_text(encoding="utf-8"))
+
+
+def test_one_license_and_home_for_the_package_and_both_crates() -> None:
+    project = toml("pyproject.toml")["project"]
+    assert isinstance(project, dict)
+    assert project["license"] == LICENSE
+    assert project["license-files"] == ["LICENSE-MIT", "LICENSE-APACHE"]
+    for name in project["license-files"]:
+        assert (ROOT / name).read_text(encoding="utf-8").strip(), name
+    assert all(url.startswith(HOME) for url in project["urls"].values())
+    workspace = toml("Cargo.toml")["workspace"]
+    assert isinstance(workspace, dict)
+    package = workspace["package"]
+    assert package["license"] == LICENSE and package["repository"] == HOME
+    for crate in ("rust/core/Cargo.toml", "rust/python/Cargo.toml"):
+        members = toml(crate)["package"]
+        assert isinstance(members, dict)
+        for key in ("license", "repository", "rust-version", "version"):
+            assert members[key] == {"workspace": True}, (crate, key)
+
+
+def test_classifiers_say_posix_and_typed() -> None:
+    project = toml("pyproject.toml")["project"]
+    assert isinstance(project, dict)
+    classifiers = project["classifiers"]
+    assert "Operating System :: POSIX" in classifiers
+    assert "Typing :: Typed" in classifiers
+    assert not any("Windows" in c or "OS Independent" in c for c in classifiers)
+    assert (ROOT / "python" / "runcontext" / "py.typed").is_file()
+
+
+def test_the_sdist_includes_what_building_and_testing_it_needs() -> None:
+    maturin = toml("pyproject.toml")["tool"]["maturin"]  # type: ignore[index]
+    sdist = {entry["path"] for entry in maturin["include"] if entry["format"] == "sdist"}
+    assert {"docs/**/*", "tests/**/*"} <= sdist

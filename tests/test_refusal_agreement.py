@@ -122,3 +122,10 @@ def test_depth_comes_before_keys() -> None:
         canonical_json(value)
     assert info.value.kind == "too-deep"
     assert reference.refusal(value).kind == "too-deep"  # type: ignore[union-attr]
+
+
+def test_a_huge_exponent_is_a_number_for_both() -> None:
+    # Found by hypothesis: the reference once raised decimal.InvalidOperation on it.
+    text = b"[1.3481539074814583e-9007199254740993286]"
+    assert canonicalize_text(text) == b"[0]"
+    assert reference.canonicalize_text(text) == b"[0]"

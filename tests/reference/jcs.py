@@ -482,7 +482,12 @@ class _TextReader:
         number = float(literal)  # correctly rounded; 1e-400 is 0.0, 1e400 is inf
         if math.isinf(number):
             raise self.error("number-overflow", start, path)
-        exact = Decimal(_serialize_float(number)) == Decimal(literal)
-        if integer and abs(int(literal)) > MAX_SAFE_INTEGER and not exact:
+        # Only an integer literal can be out of range; comparing Decimals of a literal with a
+        # huge exponent (1e-9007199254740993286) would raise InvalidOperation.
+        if (
+            integer
+            and abs(int(literal)) > MAX_SAFE_INTEGER
+            and Decimal(_serialize_float(number)) != Decimal(literal)
+        ):
             raise self.error("integer-out-of-range", start, path)
         return number

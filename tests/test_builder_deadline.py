@@ -222,7 +222,7 @@ INTERRUPTED = textwrap.dedent(
     try:
         ContextBuilder([CtrlC()], deadline=20).build()
     except KeyboardInterrupt:
-        print("interrupted after", round(time.monotonic() - started))
+        print("interrupted after", time.monotonic() - started)
     """
 )
 
@@ -234,7 +234,10 @@ def test_a_real_ctrl_c_still_interrupts_build() -> None:
     result = subprocess.run(
         [sys.executable, "-c", INTERRUPTED], capture_output=True, text=True, timeout=60
     )
-    assert result.stdout.strip() == "interrupted after 0", result.stderr
+    words = result.stdout.split()
+    assert words[:2] == ["interrupted", "after"], result.stderr
+    # Far sooner than the provider's 30 s sleep or the 20 s deadline, however loaded the machine.
+    assert float(words[2]) < 10, result.stdout
 
 
 def test_a_build_that_joins_a_collect_gets_its_own_redaction_and_bound() -> None:

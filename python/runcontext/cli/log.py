@@ -20,6 +20,7 @@ from runcontext._core import RunContext
 from runcontext.cli._terminal import json_text, visible
 from runcontext.section import Section
 from runcontext.transcript import Run, Session, TornTranscriptWarning
+from runcontext.transcript.changes import changes
 from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES
 
 # The fact that says which day the agent was told it is (the default providers' `date`).
@@ -228,29 +229,6 @@ def _anchored_head(session: Session) -> tuple[int, str] | None:
         f"{session.store.name}: the records end with chain {session.chain}, but the session "
         f"row anchors {chain} after {records} records: records were removed or rewritten"
     )
-
-
-def changes(previous: RunContext | None, current: RunContext) -> dict[str, dict[str, list[str]]]:
-    """Names of the sections and facts added, removed and changed since ``previous``.
-
-    A section changes when its text or its position (head or tail) does; a fact when its value
-    does. Names are listed in the current context's order (removed ones in the previous one's).
-    """
-    before_sections = {} if previous is None else {s.name: s for s in previous.sections}
-    after_sections = {s.name: s for s in current.sections}
-    before_facts = {} if previous is None else dict(previous.facts)
-    after_facts = dict(current.facts)
-    result: dict[str, dict[str, list[str]]] = {}
-    for kind, before, after in (
-        ("sections", before_sections, after_sections),
-        ("facts", before_facts, after_facts),
-    ):
-        result[kind] = {
-            "added": [name for name in after if name not in before],
-            "removed": [name for name in before if name not in after],
-            "changed": [name for name in after if name in before and before[name] != after[name]],
-        }
-    return result
 
 
 def told_date(context: RunContext) -> str | None:

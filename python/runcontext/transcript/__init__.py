@@ -8,6 +8,7 @@ run. The errors are listed, with the rest of the package's, in docs/ERRORS.md.
 from __future__ import annotations
 
 from runcontext.transcript.async_session import AsyncSession
+from runcontext.transcript.changes import changed_since
 from runcontext.transcript.errors import (
     ConversationMismatchError,
     RunNotRecordedError,
@@ -45,5 +46,6 @@ __all__ = [
     "TranscriptVersionError",
     "UnchainedTranscriptWarning",
     "Verified",
+    "changed_since",
     "verify_bytes",
 ]

@@ -1,0 +1,72 @@
+"""What changed between two runs' contexts, and telling the model so on a resumed session.
+
+Instruction files are re-read every build, but nothing tells the model *what changed* since
+the previous run of a resumed session: a stale AGENTS.md or a stale date after resuming is
+the most reported pain of long-lived agents. :func:`changed_since` is opt-in: it adds one
+fact to the tail naming what differs from the transcript's last run.
+"""
+
+from __future__ import annotations
+
+from runcontext._core import RunContext
+from runcontext.transcript.session import Session
+
+__all__ = ["CHANGED_FACT", "changed_since", "changes"]
+
+# The fact's name: it reads as a sentence in the tail (`- changed since the previous run: …`).
+CHANGED_FACT = "changed since the previous run"
+
+
+def changes(previous: RunContext | None, current: RunContext) -> dict[str, dict[str, list[str]]]:
+    """Names of the sections and facts added, removed and changed since ``previous``.
+
+    A section changes when its text or its position (head or tail) does; a fact when its value
+    does. Names are listed in the current context's order (removed ones in the previous one's).
+    """
+    before_sections = {} if previous is None else {s.name: s for s in previous.sections}
+    after_sections = {s.name: s for s in current.sections}
+    before_facts = {} if previous is None else dict(previous.facts)
+    after_facts = dict(current.facts)
+    result: dict[str, dict[str, list[str]]] = {}
+    for kind, before, after in (
+        ("sections", before_sections, after_sections),
+        ("facts", before_facts, after_facts),
+    ):
+        result[kind] = {
+            "added": [name for name in after if name not in before],
+            "removed": [name for name in before if name not in after],
+            "changed": [name for name in after if name in before and before[name] != after[name]],
+        }
+    return result
+
+
+def changed_since(session: Session, context: RunContext) -> RunContext:
+    """``context`` with a fact ``changed since the previous run`` naming what differs from the
+    session's last recorded run: sections changed, new or gone (by name), and facts whose value
+    changed (with the old value), new or gone. ``context`` itself when the session has no run
+    yet or nothing changed, so an unchanged resume keeps its digest and its cache.
+
+    The fact goes last among the facts; a context that already has a fact of that name is
+    refused (``ValueError``), since which one the model should believe would be a guess.
+    """
+    if CHANGED_FACT in dict(context.facts):
+        raise ValueError(f"context: already has a fact {CHANGED_FACT!r}")
+    runs = session.runs()
+    if not runs:
+        return context
+    previous = runs[-1].context
+    found = changes(previous, context)
+    was = dict(previous.facts)
+    parts = [f"{name} (changed)" for name in found["sections"]["changed"]]
+    parts += [f"{name} (new)" for name in found["sections"]["added"]]
+    parts += [f"{name} (removed)" for name in found["sections"]["removed"]]
+    parts += [f"{name} (was {was[name]})" for name in found["facts"]["changed"]]
+    parts += [f"{name} (new)" for name in found["facts"]["added"]]
+    parts += [f"{name} (removed)" for name in found["facts"]["removed"]]
+    if not parts:
+        return context
+    return RunContext(
+        head_sections=context.head_sections,
+        facts=[*context.facts, (CHANGED_FACT, "; ".join(parts))],
+        tail_sections=context.tail_sections,
+    )

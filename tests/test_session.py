@@ -836,3 +836,28 @@ def test_a_file_holding_only_a_torn_header_is_not_a_transcript(path: Path) -> No
     path.write_bytes(b'{"context_format":1,"format":"runcontext-tr')
     with pytest.raises(TranscriptFormatError, match="no header record"):
         Session.open(path, repair=True)
+
+
+class _Counting(list[Any]):
+    """A conversation that counts how many of its messages are looked at."""
+
+    looked = 0
+
+    def __getitem__(self, index: Any) -> Any:
+        _Counting.looked += 1
+        return super().__getitem__(index)
+
+    def __iter__(self) -> Any:
+        _Counting.looked += len(self)
+        return super().__iter__()
+
+
+def test_record_run_looks_at_the_new_messages_not_the_conversation(path: Path) -> None:
+    conversation = _Counting([SEED, *({"role": "user", "content": str(i)} for i in range(2000))])
+    with Session.create(path, list(conversation)) as session:
+        conversation.append({"role": "user", "content": "new"})
+        _Counting.looked = 0
+        session.record_run(conversation, context(), {"role": "assistant", "content": "ok"})
+        # Message 0 (the seed), the last recorded one, the new one: a handful, not 2,002.
+        assert _Counting.looked < 20
+        assert session.message_count == 2003

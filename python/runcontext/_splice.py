@@ -11,19 +11,23 @@ __all__ = ["check_context", "check_messages", "splice"]
 
 
 def check_messages(
-    messages: object, *, argument: str = "messages", items: bool = False
+    messages: object, *, argument: str = "messages", items: bool = False, start: int = 0
 ) -> Sequence[Any]:
     """Return ``messages`` if it is a sequence of mappings that each have a ``role``.
 
     With ``items=True`` a mapping with a ``type`` instead (an OpenAI Responses item such as
-    ``function_call_output``) is accepted too: transcripts and the loop record those.
+    ``function_call_output``) is accepted too: transcripts and the loop record those. With
+    ``start``, only message 0 and the messages from ``start`` on are looked at (a transcript
+    checks what it records, so a run costs the new messages, not the conversation).
     Raises ``TypeError`` naming the argument and the index of the first bad message.
     """
     if isinstance(messages, str | bytes | bytearray) or not isinstance(messages, Sequence):
         raise TypeError(
             f"{argument}: expected a sequence of message mappings, got {type(messages).__name__}"
         )
-    for index, message in enumerate(messages):
+    indices = range(len(messages)) if start <= 1 else [0, *range(start, len(messages))]
+    for index in indices:
+        message = messages[index]
         if type(message) is not dict and not isinstance(message, Mapping):
             raise TypeError(
                 f"{argument}[{index}]: expected a message mapping with a 'role', "

@@ -322,7 +322,7 @@ pub struct RunContext {
 }
 
 /// Trailing `White_Space` (Unicode property) comes off; nothing else is touched.
-fn normalise(value: &str) -> &str {
+pub(crate) fn normalise(value: &str) -> &str {
     value.trim_end_matches(char::is_whitespace)
 }
 
@@ -578,34 +578,35 @@ impl RunContext {
     }
 }
 
-fn write_pairs(out: &mut Vec<u8>, pairs: &[(String, String)]) {
+fn write_pairs<A: AsRef<str>, B: AsRef<str>>(out: &mut Vec<u8>, pairs: &[(A, B)]) {
     out.push(b'[');
     for (i, (name, value)) in pairs.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
         out.push(b'[');
-        write_str(out, name);
+        write_str(out, name.as_ref());
         out.push(b',');
-        write_str(out, value);
+        write_str(out, value.as_ref());
         out.push(b']');
     }
     out.push(b']');
 }
 
+fn pairs_size<A: AsRef<str>, B: AsRef<str>>(pairs: &[(A, B)]) -> usize {
+    pairs
+        .iter()
+        .map(|(n, v)| n.as_ref().len() + v.as_ref().len() + 8)
+        .sum()
+}
+
 // Written directly in canonical form: the keys are already in sorted order.
-fn document(
-    head: &[(String, String)],
-    facts: &[(String, String)],
-    tail: &[(String, String)],
+fn document<S: AsRef<str>, T: AsRef<str>, F: AsRef<str>, G: AsRef<str>>(
+    head: &[(S, T)],
+    facts: &[(F, G)],
+    tail: &[(S, T)],
 ) -> Vec<u8> {
-    let mut out = Vec::with_capacity(
-        64 + [head, facts, tail]
-            .iter()
-            .flat_map(|p| p.iter())
-            .map(|(n, v)| n.len() + v.len() + 8)
-            .sum::<usize>(),
-    );
+    let mut out = Vec::with_capacity(64 + pairs_size(head) + pairs_size(facts) + pairs_size(tail));
     out.extend_from_slice(b"{\"facts\":");
     write_pairs(&mut out, facts);
     out.extend_from_slice(b",\"head\":");
@@ -616,6 +617,17 @@ fn document(
     out.extend_from_slice(FORMAT_VERSION.to_string().as_bytes());
     out.push(b'}');
     out
+}
+
+/// The digest of the context that kept, normalised entries make, without rendering it: what
+/// a transcript reader checks a run's envelope against (the caller has already checked that
+/// the entries are what a [`RunContext`] would keep).
+pub fn digest_of_kept<S: AsRef<str>, T: AsRef<str>, F: AsRef<str>, G: AsRef<str>>(
+    head: &[(S, T)],
+    facts: &[(F, G)],
+    tail: &[(S, T)],
+) -> String {
+    digest_bytes(&document(head, facts, tail))
 }
 
 /// `digest({"name": name, "text": text})`: what a transcript stores a section body under.

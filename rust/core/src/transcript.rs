@@ -39,7 +39,7 @@ use std::sync::Arc;
 use crate::canonical::{write_str, MAX_DEPTH};
 use crate::digest::{digest_bytes, DIGEST_PREFIX};
 use crate::parse::{parse, ParseErrorKind};
-use crate::runcontext::{Entry, Position, RunContext, FORMAT_VERSION};
+use crate::runcontext::{digest_of_kept, normalise, Entry, Position, RunContext, FORMAT_VERSION};
 use crate::value::Value;
 use crate::CanonicalErrorKind;
 
@@ -1064,31 +1064,65 @@ impl Transcript {
         .map_err(|e| e.to_string())
     }
 
+    /// The digest of the context an envelope's structure makes, refusing one a writer would
+    /// never record. RunContext itself judges the names, their namespaces and the facts (the
+    /// sections stand in with a one-character text); a section's text must be what a
+    /// RunContext keeps (non-empty, normalised); the digest is then computed from the parts,
+    /// without rendering the context.
     fn rebuild(&self, structure: &Structure) -> Result<String, String> {
-        let envelope = Envelope {
-            run: 0,
-            digest: String::new(),
-            time: String::new(),
-            messages: 0,
-            sections: structure.0.clone(),
-            facts: structure.1.clone(),
+        let (sections, facts) = structure;
+        let stand_ins = |position: Position| -> Vec<Entry> {
+            sections
+                .iter()
+                .filter(|s| s.position == position)
+                .map(|s| Entry::new(s.name.as_str(), Some("x")))
+                .collect()
         };
-        let context = self
-            .context_of(&envelope)
-            .map_err(|e| format!("do not make a valid RunContext ({e})"))?;
-        let same_sections =
-            context.sections().len() == structure.0.len()
-                && context.sections().iter().zip(&structure.0).all(|(a, b)| {
-                    a.position == b.position && a.name == b.name && a.digest == b.digest
-                });
-        if !same_sections || context.facts() != structure.1.as_slice() {
+        let judged = RunContext::new(
+            stand_ins(Position::Head),
+            facts
+                .iter()
+                .map(|(n, v)| Entry::new(n.as_str(), Some(v.as_str())))
+                .collect(),
+            stand_ins(Position::Tail),
+        )
+        .map_err(|e| format!("do not make a valid RunContext ({e})"))?;
+        let bodies: Vec<(Position, &str, &str)> = sections
+            .iter()
+            .map(|s| {
+                let (name, text) = &self.sections[&s.digest];
+                (s.position, &**name, &**text)
+            })
+            .collect();
+        let kept = judged.facts() == facts.as_slice()
+            && judged.sections().len() == sections.len()
+            && judged
+                .sections()
+                .iter()
+                .zip(sections)
+                .all(|(a, b)| a.position == b.position && a.name == b.name)
+            && bodies
+                .iter()
+                .all(|(_, _, text)| !text.is_empty() && normalise(text).len() == text.len());
+        if !kept {
             return Err(
                 "are not those of a RunContext built from them (an entry is empty or not \
                  normalised)"
                     .into(),
             );
         }
-        Ok(context.digest().to_owned())
+        let part = |position: Position| -> Vec<(&str, &str)> {
+            bodies
+                .iter()
+                .filter(|(p, _, _)| *p == position)
+                .map(|(_, n, t)| (*n, *t))
+                .collect()
+        };
+        Ok(digest_of_kept(
+            &part(Position::Head),
+            facts,
+            &part(Position::Tail),
+        ))
     }
 }
 

@@ -14,6 +14,7 @@ import pytest
 
 from runcontext import RunContext, cli
 from runcontext.cli import log as cli_log
+from runcontext.cli._commands import COMMANDS
 from runcontext.transcript.session import Session
 
 SEED = {"role": "system", "content": "You are a careful coding agent."}
@@ -202,7 +203,7 @@ def test_log_errors_are_one_line_on_stderr_with_exit_1(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert cli_log in cli._COMMANDS
+    assert COMMANDS["log"][0] == cli_log.__name__
     assert cli.main(["log", str(transcript), "--run", "9"]) == 1
     err = capsys.readouterr().err
     assert err == f"runcontext log: {transcript}: no run 9: the transcript has runs 1 to 4\n"

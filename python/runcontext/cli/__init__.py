@@ -1,44 +1,56 @@
 """The ``runcontext`` command line.
 
 Each subcommand lives in its own module with a ``register(subparsers)`` function that adds
-its parser and sets ``handler``. Errors the user can fix print one line on stderr and exit 1,
-never a traceback.
+its parser and sets ``handler``; only the module of the command being run is imported (the
+others appear in ``--help`` from the table in ``_commands``), so ``runcontext --version``
+starts as fast as the interpreter. Errors the user can fix print one line on stderr and exit
+1, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
 from runcontext import __version__
-from runcontext.cli import canon, log, show, transcript, vectors
+from runcontext.cli._commands import COMMANDS
 from runcontext.cli._terminal import visible
 
 __all__ = ["main"]
-
-_COMMANDS = (show, log, canon, vectors, transcript)
 
 
 class UsageError(Exception):
     """An error to report as one line on stderr with exit status 1."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser, with the full parser of ``command`` (every command's, if ``None``) and a
+    one-line entry for each other command."""
     parser = argparse.ArgumentParser(
         prog="runcontext",
         description="The refreshable half of an LLM prompt: show, canonicalise and verify it.",
     )
     parser.add_argument("--version", action="version", version=f"runcontext {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in _COMMANDS:
-        command.register(subparsers)
+    for name, (module, summary) in COMMANDS.items():
+        if command is None or name == command:
+            importlib.import_module(module).register(subparsers)
+        else:
+            subparsers.add_parser(name, help=summary)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    # The top level takes no option with a value, so the first other word names the command.
+    named = next((word for word in arguments if not word.startswith("-")), None)
+    command = named if named in COMMANDS else None
+    if command is None and named is None:
+        command = ""  # `--version`, `--help` or nothing: no subcommand module is needed
+    args = build_parser(command).parse_args(arguments)
     try:
         status: int = args.handler(args)
     except BrokenPipeError:  # e.g. `runcontext show | head`: not an error worth a message

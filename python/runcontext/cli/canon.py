@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from runcontext._core import canonicalize_text, digest_bytes
+from runcontext.cli._commands import summary
 from runcontext.errors import CanonicalJSONError
 
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "canon",
-        help="print the canonical JSON (RFC 8785) of a JSON text, or its digest",
+        help=summary("canon"),
         description="Parse a JSON text strictly and print its canonical form (RFC 8785) or, "
         "with --digest, its blake3 digest. Duplicate member names, numbers a double cannot "
         "hold and invalid text are refused with line and column.",

@@ -17,6 +17,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from runcontext._core import RunContext
+from runcontext.cli._commands import summary
 from runcontext.cli._terminal import json_text, visible
 from runcontext.section import Section
 from runcontext.transcript import Run, Session, TornTranscriptWarning
@@ -32,7 +33,7 @@ SHORT_DIGEST = 12
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "log",
-        help="list the runs of a session transcript and what changed in each context",
+        help=summary("log"),
         description="List each run of a session transcript: when it was recorded (UTC), the "
         "date the agent was told (its 'date' fact) where that differs, its context digest, "
         "how many messages it was sent with, and what changed since the previous run (facts "

@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from runcontext._core import RunContext
+from runcontext.cli._commands import summary
 from runcontext.cli._terminal import json_text, visible
 from runcontext.providers import Diagnostic, default_providers
 from runcontext.providers.builder import ContextBuilder
@@ -28,7 +29,7 @@ MODEL_PLACEHOLDER = "<model>"
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "show",
-        help="print the context an agent started in DIR would be given",
+        help=summary("show"),
         description="Build the default runtime context for DIR (date, cwd, platform, git "
         "branch and commit, instruction files) and print the head and tail messages exactly "
         "as a model receives them, the digest, each section's size and digest, and any "

@@ -8,6 +8,7 @@ import sys
 import warnings
 from typing import Any
 
+from runcontext.cli._commands import summary
 from runcontext.transcript.errors import TornTranscriptWarning
 from runcontext.transcript.files import FileStore
 from runcontext.transcript.session import Session
@@ -18,7 +19,7 @@ from runcontext.transcript.stores import is_postgres_dsn, open_store
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "transcript",
-        help="set up the PostgreSQL transcript store; copy a session between stores",
+        help=summary("transcript"),
         description="Manage where transcripts live. A store is a transcript file (a path) or "
         "a PostgreSQL session (postgresql://host/db?session=ID&tenant=T).",
     )

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from runcontext.cli._commands import summary
 from runcontext.conformance import bundled_vectors, verify
 
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "verify-vectors",
-        help="check this installation, or a port's results, against conformance vectors",
+        help=summary("verify-vectors"),
         description="Run every case of a vectors file (docs/vectors/runcontext-v1.json, "
         "docs/vectors/jcs.json, docs/vectors/es-numbers.txt or docs/vectors/transcript-v2.json) "
         "against this installation, or, "

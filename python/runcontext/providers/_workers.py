@@ -18,7 +18,6 @@ result is handed to a worker to be finished too.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
 import inspect
@@ -27,9 +26,12 @@ import queue
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from runcontext.providers.base import Provider
+
+if TYPE_CHECKING:  # at run time asyncio is imported by the functions that use it
+    import asyncio
 
 __all__ = ["FLIGHTS", "DaemonPool", "Result", "StillRunning", "acollect_all", "collect_all"]
 
@@ -238,6 +240,8 @@ async def acollect_all(
     that swallows the cancellation keeps running, but its result is discarded); sync
     providers run in worker threads as in :func:`collect_all`.
     """
+    import asyncio  # on first use: the CLI starts without it
+
     loop = asyncio.get_running_loop()
     slots: list[asyncio.Future[Result] | StillRunning] = []
     waits: list[tuple[Provider, Finish, Callable[[Result], None]]] = []
@@ -295,6 +299,8 @@ _LATE = object()  # what _bounded returns when the deadline passed first
 async def _bounded(awaitable: Awaitable[object], deadline: float) -> object:
     # Not asyncio.wait_for: a TimeoutError the provider raises itself must stay an error,
     # as it is under abuild(), and not pass for the deadline.
+    import asyncio  # on first use: the CLI starts without it
+
     task = asyncio.ensure_future(awaitable)
     done, _ = await asyncio.wait({task}, timeout=max(deadline - time.monotonic(), 0.0))
     if not done:
@@ -305,6 +311,8 @@ async def _bounded(awaitable: Awaitable[object], deadline: float) -> object:
 
 def _call(provider: Provider, deadline: float) -> Outcome | None:
     """Run ``collect`` to completion in this (worker) thread; never raises."""
+    import asyncio  # on first use: the CLI starts without it
+
     try:
         result: object = provider.collect(deadline)
         if inspect.isawaitable(result):
@@ -318,6 +326,8 @@ def _call(provider: Provider, deadline: float) -> Outcome | None:
 
 
 async def _acall(provider: Provider, deadline: float, finish: Finish) -> Result:
+    import asyncio  # on first use: the CLI starts without it
+
     outcome: Outcome
     try:
         # No timeout of its own: acollect_all() cancels it at the deadline (a timeout).
@@ -347,6 +357,7 @@ def _loop_future(
     loop: asyncio.AbstractEventLoop,
 ) -> tuple[asyncio.Future[Result], Callable[[Result], None]]:
     """A future on ``loop`` and a function any thread may call to settle it."""
+
     future: asyncio.Future[Result] = loop.create_future()
 
     def settle(result: Result) -> None:

@@ -10,16 +10,24 @@ store; docs/TRANSCRIPT.md, *PostgreSQL store*, says why that trade was not taken
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from runcontext._core import RunContext
 from runcontext.transcript.session import Run, Session
 from runcontext.transcript.store import TranscriptStore
 
 __all__ = ["AsyncSession"]
+
+T = TypeVar("T")
+
+
+async def _thread(function: Callable[..., T], /, *args: Any) -> T:
+    import asyncio  # on first use: `import runcontext.transcript` stays cheap
+
+    return await asyncio.to_thread(function, *args)
 
 
 class AsyncSession:
@@ -39,13 +47,13 @@ class AsyncSession:
         messages: Sequence[Mapping[str, Any]],
         **options: Any,
     ) -> AsyncSession:
-        return cls(await asyncio.to_thread(Session.create, path, messages, **options))
+        return cls(await _thread(functools.partial(Session.create, **options), path, messages))
 
     @classmethod
     async def open(
         cls, path: str | os.PathLike[str] | TranscriptStore, **options: Any
     ) -> AsyncSession:
-        return cls(await asyncio.to_thread(Session.open, path, **options))
+        return cls(await _thread(functools.partial(Session.open, **options), path))
 
     @property
     def session(self) -> Session:
@@ -61,28 +69,28 @@ class AsyncSession:
         context: RunContext | None = None,
         reply: Mapping[str, Any] | None = None,
     ) -> Run:
-        return await asyncio.to_thread(self._session.record_run, messages, context, reply)
+        return await _thread(self._session.record_run, messages, context, reply)
 
     async def append_messages(self, messages: Sequence[Mapping[str, Any]]) -> None:
-        await asyncio.to_thread(self._session.append_messages, messages)
+        await _thread(self._session.append_messages, messages)
 
     async def messages(self) -> list[Any]:
-        return await asyncio.to_thread(self._session.messages)
+        return await _thread(self._session.messages)
 
     async def runs(self) -> list[Run]:
-        return await asyncio.to_thread(self._session.runs)
+        return await _thread(self._session.runs)
 
     async def context_at(self, run: int) -> RunContext:
-        return await asyncio.to_thread(self._session.context_at, run)
+        return await _thread(self._session.context_at, run)
 
     async def check_conversation(self, messages: Sequence[Mapping[str, Any]]) -> None:
-        await asyncio.to_thread(self._session.check_conversation, messages)
+        await _thread(self._session.check_conversation, messages)
 
     async def refresh(self) -> None:
-        await asyncio.to_thread(self._session.refresh)
+        await _thread(self._session.refresh)
 
     async def close(self) -> None:
-        await asyncio.to_thread(self._session.close)
+        await _thread(self._session.close)
 
     async def __aenter__(self) -> AsyncSession:
         return self

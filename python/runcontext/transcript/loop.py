@@ -12,7 +12,6 @@ accepts the messages), so a request is never spent on a run that cannot be recor
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -127,6 +126,8 @@ class Loop:
         The transcript append runs in a worker thread, so waiting for the file lock never
         blocks the event loop.
         """
+        import asyncio  # on first use: `import runcontext` stays cheap
+
         prepared = self._prepare(messages, context)
         reply = self.backend(prepared.request)
         if inspect.isawaitable(reply):

@@ -50,7 +50,7 @@ unsafe fn utf8<'a>(obj: *mut ffi::PyObject) -> Option<&'a str> {
     Some(unsafe { std::str::from_utf8_unchecked(bytes) })
 }
 
-fn int_text(int: &Bound<'_, PyInt>) -> String {
+fn int_text(int: &Bound<'_, PyAny>) -> String {
     // int.__repr__ of the value itself, whatever a subclass overrides.
     let text =
         unsafe { Bound::from_owned_ptr_or_err(int.py(), ffi::PyNumber_ToBase(int.as_ptr(), 10)) };
@@ -64,9 +64,12 @@ fn write_value(
     depth: usize,
 ) -> Result<(), CanonicalError> {
     if obj.is_exact_instance_of::<PyFloat>() {
-        // Exact floats first: a pointer comparison, and arrays of numbers are common.
+        // Exact floats and ints first: a pointer comparison each, and arrays of numbers are
+        // common (an int's value costs less than the chain of checks below would).
         // SAFETY: `obj` is exactly a float.
         write_f64(out, unsafe { ffi::PyFloat_AS_DOUBLE(obj.as_ptr()) })?;
+    } else if obj.is_exact_instance_of::<PyInt>() {
+        write_int(out, obj)?;
     } else if obj.is_instance_of::<PyString>() {
         let text = unsafe { utf8(obj.as_ptr()) }
             .ok_or_else(|| kind_error(CanonicalErrorKind::LoneSurrogate))?;
@@ -79,17 +82,8 @@ fn write_value(
         out.extend_from_slice(b"null");
     } else if let Ok(b) = obj.cast::<PyBool>() {
         out.extend_from_slice(if b.is_true() { b"true" } else { b"false" });
-    } else if let Ok(int) = obj.cast::<PyInt>() {
-        // The overflow flag, not an OverflowError: raising would allocate an exception.
-        let mut overflow = 0;
-        // SAFETY: `int` is an int (or subclass); this reads its value and runs no code.
-        let value = unsafe { ffi::PyLong_AsLongLongAndOverflow(int.as_ptr(), &mut overflow) };
-        if overflow != 0 {
-            return Err(kind_error(CanonicalErrorKind::IntegerOutOfRange(int_text(
-                int,
-            ))));
-        }
-        write_i64(out, value)?;
+    } else if obj.is_instance_of::<PyInt>() {
+        write_int(out, obj)?;
     } else if let Ok(float) = obj.cast::<PyFloat>() {
         write_f64(out, float.value())?;
     } else {
@@ -98,6 +92,20 @@ fn write_value(
         ))));
     }
     Ok(())
+}
+
+/// Writes an int or int subclass (never a bool: the caller has checked for those) by value.
+fn write_int(out: &mut Vec<u8>, int: &Bound<'_, PyAny>) -> Result<(), CanonicalError> {
+    // The overflow flag, not an OverflowError: raising would allocate an exception.
+    let mut overflow = 0;
+    // SAFETY: `int` is an int (or subclass); this reads its value and runs no code.
+    let value = unsafe { ffi::PyLong_AsLongLongAndOverflow(int.as_ptr(), &mut overflow) };
+    if overflow != 0 {
+        return Err(kind_error(CanonicalErrorKind::IntegerOutOfRange(int_text(
+            int,
+        ))));
+    }
+    write_i64(out, value)
 }
 
 fn write_sequence(

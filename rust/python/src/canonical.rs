@@ -209,14 +209,48 @@ impl Drop for CollectorPaused {
     }
 }
 
-fn to_canonical(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
-    let mut out = Vec::with_capacity(256);
-    let walked = {
-        let _paused = CollectorPaused::new();
-        write_value(&mut out, value, 0)
+/// A buffer larger than this is freed after the call rather than kept for the next one.
+const KEEP_AT_MOST: usize = 16 << 20;
+
+thread_local! {
+    /// The output buffer of this thread, kept (cleared) between calls.
+    ///
+    /// A fresh buffer per call was the cliff of issue 13: a large output grew one buffer and
+    /// was then copied into a `bytes` of the same size, and freeing both left more free memory
+    /// at the top of the heap than glibc's trim threshold, so it went back to the kernel and
+    /// every call faulted its pages in again (a 1 MB string: ~1.2 ms a call instead of tens
+    /// of µs). With one buffer kept, each call allocates only its `bytes`, which the heap
+    /// reuses.
+    static OUTPUT: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(Vec::with_capacity(4096));
+}
+
+/// Runs `finish` on the canonical JSON of `value`, written into this thread's kept buffer.
+fn with_canonical<T>(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    finish: impl FnOnce(&[u8]) -> T,
+) -> PyResult<T> {
+    let walk = |out: &mut Vec<u8>| -> PyResult<T> {
+        out.clear();
+        let walked = {
+            let _paused = CollectorPaused::new();
+            write_value(out, value, 0)
+        };
+        walked.map_err(|e| canonical_error(py, e))?;
+        Ok(finish(out))
     };
-    walked.map_err(|e| canonical_error(py, e))?;
-    Ok(out)
+    OUTPUT.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut out) => {
+            let result = walk(&mut out);
+            if out.capacity() > KEEP_AT_MOST {
+                *out = Vec::with_capacity(4096);
+            }
+            result
+        }
+        // Only reachable if `finish` called back into this function on the same thread;
+        // nothing does, but a fresh buffer is correct there too.
+        Err(_) => walk(&mut Vec::new()),
+    })
 }
 
 fn hash(py: Python<'_>, data: &[u8]) -> String {
@@ -234,14 +268,14 @@ pub fn canonical_json<'py>(
     py: Python<'py>,
     value: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    Ok(PyBytes::new(py, &to_canonical(py, value)?))
+    with_canonical(py, value, |out| PyBytes::new(py, out))
 }
 
 /// `blake3:` + hex of BLAKE3-256 of the canonical JSON of `value`.
 #[pyfunction]
 #[pyo3(signature = (value, /))]
 pub fn digest(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
-    Ok(hash(py, &to_canonical(py, value)?))
+    with_canonical(py, value, |out| hash(py, out))
 }
 
 /// `blake3:` + hex of BLAKE3-256 of raw bytes (any contiguous buffer).

@@ -1,8 +1,9 @@
-"""Instructions per call of canonical_json and orjson on payloads (b) and (c), by callgrind.
+"""Instructions per call of canonical_json and orjson on every payload of bench_canonical.
 
 This machine is shared and its timings swing by half; instruction counts do not. Run by hand
-(needs valgrind): `python benches/instructions_canonical.py`. Each figure is the difference
-between a run with 50 calls and one with none, divided by 50.
+(needs valgrind): `python benches/instructions_canonical.py [letters]`, e.g. `... b c` for
+payloads (b) and (c) only. Each figure is the difference between a run with CALLS calls and
+one with none, divided by the number of calls, so building the payload and importing cancel out.
 """
 
 from __future__ import annotations
@@ -14,14 +15,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-CALLS = 50
+CALLS = 20
+# Payload (a) takes a few thousand instructions: more calls, so the difference is not noise.
+CALLS_SMALL = 5000
 PROGRAM = """
 import sys
 sys.path.insert(0, {benches!r})
-from bench_canonical import floats, transcript
+from bench_canonical import PAYLOADS
 import orjson, runcontext
 which, payload, calls = sys.argv[1], sys.argv[2], int(sys.argv[3])
-value = transcript() if payload == "b" else floats()
+make = next(m for title, m in PAYLOADS.items() if title.startswith(f"({{payload}})"))
+value = make()
 if which == "runcontext":
     call = lambda: runcontext.canonical_json(value)
 else:
@@ -54,19 +58,28 @@ def instructions(script: Path, which: str, payload: str, calls: int, out: Path) 
 
 def main() -> None:
     benches = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, benches)
+    from bench_canonical import PAYLOADS
+
+    wanted = sys.argv[1:]
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "run.py"
         script.write_text(PROGRAM.format(benches=benches))
-        for payload, title in (("b", "(b) ~50 KB chat transcript"), ("c", "(c) 10,000 floats")):
+        for title in PAYLOADS:
+            payload = title[1]
+            if wanted and payload not in wanted:
+                continue
+            calls = CALLS_SMALL if payload == "a" else CALLS
             counts = {}
             for which in ("runcontext", "orjson"):
                 base = instructions(script, which, payload, 0, Path(tmp) / "zero.out")
-                full = instructions(script, which, payload, CALLS, Path(tmp) / "full.out")
-                counts[which] = (full - base) // CALLS
+                full = instructions(script, which, payload, calls, Path(tmp) / "full.out")
+                counts[which] = (full - base) // calls
             ratio = counts["runcontext"] / counts["orjson"]
             print(
-                f"{title}: runcontext {counts['runcontext']:,} instructions per call, "
-                f"orjson {counts['orjson']:,}: {ratio:.2f}×"
+                f"{title:<42} runcontext {counts['runcontext']:>12,}  "
+                f"orjson {counts['orjson']:>12,}  {ratio:5.2f}×",
+                flush=True,
             )
 
 

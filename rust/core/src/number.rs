@@ -2,118 +2,64 @@
 //!
 //! The shortest digits that read back to the same double come from `zmij` (Schubfach, the
 //! closest shortest candidate as ECMA-262 requires); the layout of ECMA-262
-//! § 6.1.6.1.20 is applied here where zmij's differs (exponent notation, and `.0` on
-//! integral values). `ryu-js` was the first choice; zmij writes digits about 30% faster, which
-//! is most of what an array of numbers costs (`benches/bench_canonical.py`, case c). Checked against 122,049 outputs of Node's
-//! `JSON.stringify` (`docs/vectors/es-numbers.txt`).
+//! § 6.1.6.1.20 is applied here where zmij's differs. `ryu-js` was the first choice; zmij
+//! writes digits about 30% faster, which is most of what an array of numbers costs
+//! (`benches/bench_canonical.py`, cases c and d). Checked against 122,049 outputs of Node's
+//! `JSON.stringify` (`docs/vectors/es-numbers.txt`), against `ryu-js` on random doubles and on
+//! every power-of-ten boundary (`tests/number_oracle.rs`, `tests/number_boundaries.rs`).
+//!
+//! Which layout applies depends on the decimal exponent `e` of the shortest digits
+//! (`d.ddd × 10^e`), and that is decided by the magnitude alone: the shortest digits of a
+//! double are at least `10^k` exactly when the double is at least the double nearest `10^k`
+//! (whose shortest digits are `1ek`, and shortest digits grow with the double), which is
+//! what the literal `1ek` denotes. So no digits need to be read back:
+//!
+//! | `e` | ECMAScript | zmij | here |
+//! |---|---|---|---|
+//! | ≤ −7, ≥ 21 | `1.5e-7`, `1e+21` | the same | copied |
+//! | −5 … 15 | `0.00001`, `42`, `1.5` | the same, `42.0` for integers | copied, `.0` dropped |
+//! | −6 | `0.0000015` | `1.5e-6` | laid out from zmij's digits |
+//! | 16 … 20 | `15000000000000000` | `1.5e+16` | laid out from zmij's digits |
 
 /// Appends `v`, which must be finite and non-zero, in ECMAScript form.
 pub(crate) fn write_es_number(out: &mut Vec<u8>, v: f64) {
     let mut buffer = zmij::Buffer::new();
     let text = buffer.format_finite(v).as_bytes();
-    // An exponent, when zmij writes one, is within the last five bytes (`e-7`, `e+308`).
-    if !text[text.len().saturating_sub(5)..].contains(&b'e') {
-        // zmij writes plain notation only in a range where ECMAScript does too, with the
-        // same digits: the text stands, but for the `.0` zmij gives integral values.
+    let magnitude = v.abs();
+    if (1e-5..1e16).contains(&magnitude) {
         out.extend_from_slice(text.strip_suffix(b".0").unwrap_or(text));
-        return;
-    }
-    let (negative, text) = match text.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, text),
-    };
-    let (digits, n) = Decimal::parse(text);
-    if negative {
-        out.push(b'-');
-    }
-    digits.write_es(out, n);
-}
-
-/// Up to 17 significant digits `d1 d2 … dk` (no leading or trailing zeros) of a number
-/// `0.d1…dk × 10^n`.
-struct Decimal {
-    digits: [u8; 24],
-    len: usize,
-}
-
-impl Decimal {
-    /// Reads zmij's output (`123.45`, `0.000025`, `1.0`, `1.5e+300`, `5e-324`) into its
-    /// significant digits and the position `n` of the decimal point.
-    fn parse(text: &[u8]) -> (Decimal, i32) {
-        let mut decimal = Decimal {
-            digits: [0; 24],
-            len: 0,
-        };
-        let (mantissa, exponent) = match text.iter().position(|&b| b == b'e') {
-            Some(e) => (&text[..e], parse_exponent(&text[e + 1..])),
-            None => (text, 0),
-        };
-        let int_len = mantissa
-            .iter()
-            .position(|&b| b == b'.')
-            .unwrap_or(mantissa.len());
-        let mut leading_zeros = 0i32;
-        for &b in mantissa {
-            if b == b'.' {
-                continue;
-            }
-            if decimal.len == 0 && b == b'0' {
-                leading_zeros += 1;
-                continue;
-            }
-            if decimal.len < decimal.digits.len() {
-                decimal.digits[decimal.len] = b;
-                decimal.len += 1;
-            }
-        }
-        while decimal.len > 1 && decimal.digits[decimal.len - 1] == b'0' {
-            decimal.len -= 1;
-        }
-        (decimal, int_len as i32 - leading_zeros + exponent)
-    }
-
-    /// ECMA-262 § 6.1.6.1.20, steps 6–10, for k digits and decimal point position n.
-    fn write_es(&self, out: &mut Vec<u8>, n: i32) {
-        let digits = &self.digits[..self.len];
-        let k = self.len as i32;
-        if k <= n && n <= 21 {
-            out.extend_from_slice(digits);
-            out.resize(out.len() + (n - k) as usize, b'0');
-        } else if 0 < n && n <= 21 {
-            out.extend_from_slice(&digits[..n as usize]);
-            out.push(b'.');
-            out.extend_from_slice(&digits[n as usize..]);
-        } else if -6 < n && n <= 0 {
-            out.extend_from_slice(b"0.");
-            out.resize(out.len() + (-n) as usize, b'0');
-            out.extend_from_slice(digits);
-        } else {
-            out.push(digits[0]);
-            if k > 1 {
-                out.push(b'.');
-                out.extend_from_slice(&digits[1..]);
-            }
-            out.push(b'e');
-            out.push(if n > 0 { b'+' } else { b'-' });
-            let mut buffer = itoa::Buffer::new();
-            out.extend_from_slice(buffer.format((n - 1).unsigned_abs()).as_bytes());
-        }
-    }
-}
-
-fn parse_exponent(text: &[u8]) -> i32 {
-    let (negative, digits) = match text.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        Some((b'+', rest)) => (false, rest),
-        _ => (false, text),
-    };
-    let magnitude = digits
-        .iter()
-        .fold(0i32, |acc, &d| acc * 10 + i32::from(d - b'0'));
-    if negative {
-        -magnitude
+    } else if !(1e-6..1e21).contains(&magnitude) {
+        out.extend_from_slice(text);
     } else {
-        magnitude
+        write_plain_from_exponent_form(out, text, magnitude < 1.0);
+    }
+}
+
+/// Lays out zmij's `[-]d[.ddd]e-6` (`small`) or `[-]d[.ddd]e+EE` (EE in 16..=20) in plain
+/// decimal, as ECMA-262 § 6.1.6.1.20 steps 7 and 9 do for those exponents.
+fn write_plain_from_exponent_form(out: &mut Vec<u8>, text: &[u8], small: bool) {
+    let (sign, text) = match text.split_first() {
+        Some((b'-', rest)) => (&b"-"[..], rest),
+        _ => (&b""[..], text),
+    };
+    // The exponent is `-6` or `+EE`: three or four bytes after the digits.
+    let (mantissa, exponent) = text.split_at(text.len() - if small { 3 } else { 4 });
+    // `d` or `d.ddd`: the first digit, then those after the point.
+    let (first, rest) = mantissa.split_at(1);
+    let rest = rest.get(1..).unwrap_or_default();
+    out.extend_from_slice(sign);
+    if small {
+        // 0.00000ddd: the first significant digit is the sixth after the point.
+        out.extend_from_slice(b"0.00000");
+        out.extend_from_slice(first);
+        out.extend_from_slice(rest);
+    } else {
+        // An integer of e + 1 digits: the significant ones, then zeros (at most 17 digits are
+        // significant, so e ≥ 16 leaves no fraction).
+        let e = usize::from(exponent[2] - b'0') * 10 + usize::from(exponent[3] - b'0');
+        out.extend_from_slice(first);
+        out.extend_from_slice(rest);
+        out.resize(out.len() + e - rest.len(), b'0');
     }
 }
 
@@ -131,10 +77,12 @@ mod tests {
     fn layouts_of_ecma_262() {
         assert_eq!(es(1e21), "1e+21");
         assert_eq!(es(1e20), "100000000000000000000");
+        assert_eq!(es(-1.5e20), "-150000000000000000000");
         assert_eq!(es(123456789012345680.0), "123456789012345680");
         assert_eq!(es(1.5), "1.5");
         assert_eq!(es(-0.5), "-0.5");
         assert_eq!(es(1e-6), "0.000001");
+        assert_eq!(es(-1.25e-6), "-0.00000125");
         assert_eq!(es(2.5e-5), "0.000025");
         assert_eq!(es(1e-7), "1e-7");
         assert_eq!(es(1.23e-18), "1.23e-18");
@@ -142,6 +90,7 @@ mod tests {
         assert_eq!(es(-1.7976931348623157e308), "-1.7976931348623157e+308");
         assert_eq!(es(9007199254740992.0), "9007199254740992");
         assert_eq!(es(1e16), "10000000000000000");
+        assert_eq!(es(1e15), "1000000000000000");
         assert_eq!(es(-42.0), "-42");
         assert_eq!(es(0.1 + 0.2), "0.30000000000000004");
     }

@@ -50,7 +50,7 @@ unsafe fn utf8<'a>(obj: *mut ffi::PyObject) -> Option<&'a str> {
     Some(unsafe { std::str::from_utf8_unchecked(bytes) })
 }
 
-fn int_text(int: &Bound<'_, PyInt>) -> String {
+fn int_text(int: &Bound<'_, PyAny>) -> String {
     // int.__repr__ of the value itself, whatever a subclass overrides.
     let text =
         unsafe { Bound::from_owned_ptr_or_err(int.py(), ffi::PyNumber_ToBase(int.as_ptr(), 10)) };
@@ -64,9 +64,12 @@ fn write_value(
     depth: usize,
 ) -> Result<(), CanonicalError> {
     if obj.is_exact_instance_of::<PyFloat>() {
-        // Exact floats first: a pointer comparison, and arrays of numbers are common.
+        // Exact floats and ints first: a pointer comparison each, and arrays of numbers are
+        // common (an int's value costs less than the chain of checks below would).
         // SAFETY: `obj` is exactly a float.
         write_f64(out, unsafe { ffi::PyFloat_AS_DOUBLE(obj.as_ptr()) })?;
+    } else if obj.is_exact_instance_of::<PyInt>() {
+        write_int(out, obj)?;
     } else if obj.is_instance_of::<PyString>() {
         let text = unsafe { utf8(obj.as_ptr()) }
             .ok_or_else(|| kind_error(CanonicalErrorKind::LoneSurrogate))?;
@@ -79,17 +82,8 @@ fn write_value(
         out.extend_from_slice(b"null");
     } else if let Ok(b) = obj.cast::<PyBool>() {
         out.extend_from_slice(if b.is_true() { b"true" } else { b"false" });
-    } else if let Ok(int) = obj.cast::<PyInt>() {
-        // The overflow flag, not an OverflowError: raising would allocate an exception.
-        let mut overflow = 0;
-        // SAFETY: `int` is an int (or subclass); this reads its value and runs no code.
-        let value = unsafe { ffi::PyLong_AsLongLongAndOverflow(int.as_ptr(), &mut overflow) };
-        if overflow != 0 {
-            return Err(kind_error(CanonicalErrorKind::IntegerOutOfRange(int_text(
-                int,
-            ))));
-        }
-        write_i64(out, value)?;
+    } else if obj.is_instance_of::<PyInt>() {
+        write_int(out, obj)?;
     } else if let Ok(float) = obj.cast::<PyFloat>() {
         write_f64(out, float.value())?;
     } else {
@@ -98,6 +92,20 @@ fn write_value(
         ))));
     }
     Ok(())
+}
+
+/// Writes an int or int subclass (never a bool: the caller has checked for those) by value.
+fn write_int(out: &mut Vec<u8>, int: &Bound<'_, PyAny>) -> Result<(), CanonicalError> {
+    // The overflow flag, not an OverflowError: raising would allocate an exception.
+    let mut overflow = 0;
+    // SAFETY: `int` is an int (or subclass); this reads its value and runs no code.
+    let value = unsafe { ffi::PyLong_AsLongLongAndOverflow(int.as_ptr(), &mut overflow) };
+    if overflow != 0 {
+        return Err(kind_error(CanonicalErrorKind::IntegerOutOfRange(int_text(
+            int,
+        ))));
+    }
+    write_i64(out, value)
 }
 
 fn write_sequence(
@@ -201,14 +209,48 @@ impl Drop for CollectorPaused {
     }
 }
 
-fn to_canonical(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
-    let mut out = Vec::with_capacity(256);
-    let walked = {
-        let _paused = CollectorPaused::new();
-        write_value(&mut out, value, 0)
+/// A buffer larger than this is freed after the call rather than kept for the next one.
+const KEEP_AT_MOST: usize = 16 << 20;
+
+thread_local! {
+    /// The output buffer of this thread, kept (cleared) between calls.
+    ///
+    /// A fresh buffer per call was the cliff of issue 13: a large output grew one buffer and
+    /// was then copied into a `bytes` of the same size, and freeing both left more free memory
+    /// at the top of the heap than glibc's trim threshold, so it went back to the kernel and
+    /// every call faulted its pages in again (a 1 MB string: ~1.2 ms a call instead of tens
+    /// of µs). With one buffer kept, each call allocates only its `bytes`, which the heap
+    /// reuses.
+    static OUTPUT: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(Vec::with_capacity(4096));
+}
+
+/// Runs `finish` on the canonical JSON of `value`, written into this thread's kept buffer.
+fn with_canonical<T>(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    finish: impl FnOnce(&[u8]) -> T,
+) -> PyResult<T> {
+    let walk = |out: &mut Vec<u8>| -> PyResult<T> {
+        out.clear();
+        let walked = {
+            let _paused = CollectorPaused::new();
+            write_value(out, value, 0)
+        };
+        walked.map_err(|e| canonical_error(py, e))?;
+        Ok(finish(out))
     };
-    walked.map_err(|e| canonical_error(py, e))?;
-    Ok(out)
+    OUTPUT.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut out) => {
+            let result = walk(&mut out);
+            if out.capacity() > KEEP_AT_MOST {
+                *out = Vec::with_capacity(4096);
+            }
+            result
+        }
+        // Only reachable if `finish` called back into this function on the same thread;
+        // nothing does, but a fresh buffer is correct there too.
+        Err(_) => walk(&mut Vec::new()),
+    })
 }
 
 fn hash(py: Python<'_>, data: &[u8]) -> String {
@@ -226,14 +268,14 @@ pub fn canonical_json<'py>(
     py: Python<'py>,
     value: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    Ok(PyBytes::new(py, &to_canonical(py, value)?))
+    with_canonical(py, value, |out| PyBytes::new(py, out))
 }
 
 /// `blake3:` + hex of BLAKE3-256 of the canonical JSON of `value`.
 #[pyfunction]
 #[pyo3(signature = (value, /))]
 pub fn digest(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
-    Ok(hash(py, &to_canonical(py, value)?))
+    with_canonical(py, value, |out| hash(py, out))
 }
 
 /// `blake3:` + hex of BLAKE3-256 of raw bytes (any contiguous buffer).

@@ -11,8 +11,8 @@ import time
 from collections.abc import Callable, Sequence
 
 
-def median_seconds(fn: Callable[[], object], *, repeat: int = 15, min_time: float = 0.02) -> float:
-    """Median seconds per call of ``fn``: calls are batched so each sample takes ``min_time``."""
+def batch_size(fn: Callable[[], object], *, min_time: float) -> int:
+    """How many calls of ``fn`` take at least ``min_time`` seconds (after one warm-up call)."""
     fn()  # warm up
     number = 1
     while True:
@@ -20,15 +20,30 @@ def median_seconds(fn: Callable[[], object], *, repeat: int = 15, min_time: floa
         for _ in range(number):
             fn()
         if time.perf_counter() - start >= min_time or number >= 1 << 20:
-            break
+            return number
         number *= 2
-    samples = []
+
+
+def median_seconds(fn: Callable[[], object], *, repeat: int = 15, min_time: float = 0.02) -> float:
+    """Median seconds per call of ``fn``: calls are batched so each sample takes ``min_time``."""
+    return interleaved_medians({"fn": fn}, repeat=repeat, min_time=min_time)["fn"]
+
+
+def interleaved_medians(
+    fns: dict[str, Callable[[], object]], *, repeat: int = 21, min_time: float = 0.01
+) -> dict[str, float]:
+    """Median seconds per call of each function, their samples taken in turn (so a noisy
+    neighbour slows them alike, and their ratio holds)."""
+    numbers = {name: batch_size(fn, min_time=min_time) for name, fn in fns.items()}
+    samples: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        samples.append((time.perf_counter() - start) / number)
-    return statistics.median(samples)
+        for name, fn in fns.items():
+            number = numbers[name]
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            samples[name].append((time.perf_counter() - start) / number)
+    return {name: statistics.median(s) for name, s in samples.items()}
 
 
 def fmt_time(seconds: float) -> str:

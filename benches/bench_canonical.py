@@ -18,7 +18,6 @@ import random
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +28,7 @@ import rfc8785
 
 import runcontext
 
-from _timing import fmt_time, median_seconds, print_table
+from _timing import fmt_time, interleaved_medians, median_seconds, print_table
 
 
 def small_dict() -> dict[str, Any]:
@@ -135,33 +134,6 @@ PAYLOADS: dict[str, Callable[[], Any]] = {
 
 def orjson_sorted(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-
-
-def interleaved_medians(
-    fns: dict[str, Callable[[], object]], *, repeat: int = 21, min_time: float = 0.01
-) -> dict[str, float]:
-    """Median seconds per call of each function, their samples taken in turn."""
-    numbers = {}
-    for name, fn in fns.items():
-        fn()  # warm up
-        number = 1
-        while True:
-            start = time.perf_counter()
-            for _ in range(number):
-                fn()
-            if time.perf_counter() - start >= min_time or number >= 1 << 20:
-                break
-            number *= 2
-        numbers[name] = number
-    samples: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            number = numbers[name]
-            start = time.perf_counter()
-            for _ in range(number):
-                fn()
-            samples[name].append((time.perf_counter() - start) / number)
-    return {name: statistics.median(s) for name, s in samples.items()}
 
 
 FRESH = """

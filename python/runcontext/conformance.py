@@ -25,7 +25,7 @@ import json
 import re
 import struct
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -234,9 +234,9 @@ def _has_input(case: dict[str, Any]) -> bool:
     return isinstance(case.get("input"), str)
 
 
-def _check_cases(path: Path, cases: list[Any], kind: str, *, vectors: bool) -> None:
-    """Refuse a malformed entry naming the file and its index, rather than crash on it."""
-    outcomes = _OUTCOMES[kind]
+def _named_cases(path: Path, cases: list[Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """Each case with where it is and its name; a case that is not an object with a unique
+    string ``name`` is refused naming the file and its index, rather than crash on it."""
     seen: dict[str, int] = {}
     for i, case in enumerate(cases):
         where = f"{path}: cases[{i}]"
@@ -248,6 +248,13 @@ def _check_cases(path: Path, cases: list[Any], kind: str, *, vectors: bool) -> N
         if name in seen:
             raise ValueError(f"{where}: the name {name!r} repeats cases[{seen[name]}]")
         seen[name] = i
+        yield where, name, case
+
+
+def _check_cases(path: Path, cases: list[Any], kind: str, *, vectors: bool) -> None:
+    """Refuse a malformed entry naming the file and its index, rather than crash on it."""
+    outcomes = _OUTCOMES[kind]
+    for where, name, case in _named_cases(path, cases):
         present = [key for key in outcomes if key in case]
         if len(present) != 1:
             keys = " and ".join(repr(key) for key in outcomes)
@@ -480,18 +487,8 @@ def _transcript_differences(case: dict[str, Any], observed: dict[str, Any]) -> s
 
 def _check_transcript_cases(path: Path, cases: list[Any], *, vectors: bool) -> None:
     """Refuse a malformed entry naming the file and its index, rather than crash on it."""
-    seen: dict[str, int] = {}
-    for i, case in enumerate(cases):
-        where = f"{path}: cases[{i}]"
-        if not isinstance(case, dict):
-            raise ValueError(f"{where}: expected an object, got {json.dumps(case)[:60]}")
-        name = case.get("name")
-        if not isinstance(name, str):
-            raise ValueError(f"{where}: expected a string 'name', got {json.dumps(name)}")
-        if name in seen:
-            raise ValueError(f"{where}: the name {name!r} repeats cases[{seen[name]}]")
-        seen[name] = i
-        where = f"{where} ({name!r})"
+    for at, name, case in _named_cases(path, cases):
+        where = f"{at} ({name!r})"
         present = [key for key in ("expect", "error") if key in case]
         if len(present) != 1:
             raise ValueError(f"{where}: expected exactly one of 'expect' and 'error'")

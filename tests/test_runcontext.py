@@ -343,7 +343,8 @@ missing = [name for name in runcontext.__all__ if name not in dir(runcontext)]
 assert not missing, missing
 for name in runcontext.__all__:
     getattr(runcontext, name)
-assert "asyncio" in sys.modules  # the builder and the loop did load on first use
+assert "runcontext.providers.builder" in sys.modules  # loaded on first use
+assert "asyncio" not in sys.modules  # and asyncio only by what runs async code
 try:
     runcontext.NoSuchName
 except AttributeError as error:

@@ -1,0 +1,11 @@
+"""What a request costs before it is sent: counts, calibration from billed usage, budgets.
+
+(Being built: see docs/BUDGET.md.)
+"""
+
+from __future__ import annotations
+
+from runcontext.budget.counts import PARTS, QUALITIES, Quality, RequestCount
+from runcontext.budget.usage import Usage
+
+__all__ = ["PARTS", "QUALITIES", "Quality", "RequestCount", "Usage"]

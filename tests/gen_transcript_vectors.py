@@ -44,7 +44,8 @@ DESCRIPTION = (
     "optionally 'max_line_bytes' (the line cap to read it with; 64 MiB when absent). A case "
     "has 'expect' (the file is read: the messages as JSON values, floats and ints told "
     "apart; every run's number, digest, time, messages count, rebuilt head_text and "
-    "tail_text (null for none), sections (position, name, digest) and facts; the last "
+    "tail_text (null for none), sections (position, name, digest), facts and tokens (the "
+    "run's tokens member, null for none); the last "
     "line's chain (null for a version 1 file); the torn last line (line, byte offset, "
     "length) or null; and whether the file is unchained, i.e. version 1) or 'error' (the "
     "file is refused: the refusal kind of TRANSCRIPT.md's table and the 1-based line). "
@@ -400,6 +401,32 @@ def _spliced() -> bytes:
     return b"".join(lines(BASE_BYTES)[:5] + lines(OTHER_BYTES)[5:])
 
 
+TOKENS = {"head": 812, "conversation": 1450, "tail": 96, "tools": 0, "quality": "estimated"}
+BILLED_TOKENS = {
+    "head": 812,
+    "conversation": 1502,
+    "tail": 96,
+    "tools": 240,
+    "quality": "calibrated",
+    "limit": 120000,
+    "billed": {"input": 2650, "output": 85, "cache_read": 2048, "cache_write": 0},
+}
+
+
+def _with_tokens() -> bytes:
+    """The base transcript with counts on both runs, billed on the second."""
+    writer = Writer([SYSTEM, USER], T0)
+    writer.record_run([SYSTEM, USER], CTX1, REPLY1, T1, TOKENS)
+    writer.record_run([SYSTEM, USER, REPLY1, USER2], CTX2, REPLY2, T2, BILLED_TOKENS)
+    return writer.to_bytes()
+
+
+def _tokens_case(**changes: Any) -> bytes:
+    """Run 1 (line 6) with a `tokens` member: TOKENS with ``changes`` (a None drops one)."""
+    tokens = {k: v for k, v in {**TOKENS, **changes}.items() if v is not None}
+    return rechained(_run_with(tokens=tokens))
+
+
 def _base_plus(*extra: bytes) -> bytes:
     return BASE_BYTES + b"".join(extra)
 
@@ -412,6 +439,22 @@ CASES: list[Case] = [
         "Two runs: the conversation, the section bodies once, each run's envelope, the replies. "
         "Run 2 names AGENTS.md again without a second section record.",
         BASE_BYTES,
+    ),
+    Case(
+        "run-tokens",
+        "Both runs carry a tokens member: run 1 estimated counts only, run 2 calibrated counts "
+        "with the budget limit and what the provider billed (output present).",
+        _with_tokens(),
+    ),
+    Case(
+        "run-tokens-billed-without-output",
+        "tokens.billed without output (the provider did not report it).",
+        _tokens_case(billed={"input": 2400, "cache_read": 0, "cache_write": 0}),
+    ),
+    Case(
+        "run-tokens-at-the-bound",
+        "Every count at its largest: the parts summing to 2**53 - 1 exactly.",
+        _tokens_case(head=2**53 - 1 - 3, conversation=1, tail=1, tools=1, limit=2**53 - 1),
     ),
     Case(
         "section-changed",
@@ -925,6 +968,91 @@ CASES: list[Case] = [
         rechained(_run_with(time="2025-01-31T23:59:60Z")),
         ("member-value", 6),
     ),
+    Case(
+        "time-edited-in-place",
+        "Tamper: run 1's time edited in place to a space for the T; its chain is wrong too, "
+        "and member-value comes first.",
+        edit_line(BASE_BYTES, 6, b'"time":"2025-01-31T09:31:00Z"', b'"time":"2025-01-31 09:31:00Z"'),
+        ("member-value", 6),
+    ),
+    Case(
+        "message-edited-in-place",
+        "Tamper: message 1's role renamed in place (chain wrong too): member-value first.",
+        edit_line(BASE_BYTES, 3, b'"role":"user"', b'"rolf":"user"'),
+        ("member-value", 3),
+    ),
+    Case(
+        "tokens-not-an-object",
+        "A tokens member that is a number.",
+        rechained(_run_with(tokens=3000)),
+        ("member-value", 6),
+    ),
+    Case(
+        "tokens-missing-a-part",
+        "tokens without tools.",
+        _tokens_case(tools=None),
+        ("member-value", 6),
+    ),
+    Case(
+        "tokens-extra-member",
+        "tokens with a member the format does not define.",
+        _tokens_case(cost=0.25),
+        ("member-value", 6),
+    ),
+    Case(
+        "tokens-negative",
+        "A negative head count.",
+        _tokens_case(head=-1),
+        ("member-value", 6),
+    ),
+    Case(
+        "tokens-fraction",
+        "A count that is not whole.",
+        _tokens_case(conversation=1.5),
+        ("member-value", 6),
+    ),
+    Case(
+        "tokens-boolean",
+        "A count that is a boolean.",
+        _tokens_case(tail=True),
+        ("member-value", 6),
+    ),
+    Case(
+        "tokens-beyond-2-53",
+        "A count beyond 2**53 - 1 (a reader sees a double).",
+        _tokens_case(limit=float(2**53)),
+        ("member-value", 6),
+    ),
+    Case(
+        "tokens-sum-beyond-2-53",
+        "Parts each in range whose sum is beyond 2**53 - 1.",
+        _tokens_case(head=2**53 - 1, conversation=1),
+        ("member-value", 6),
+    ),
+    Case(
+        "tokens-unknown-quality",
+        'quality "guessed".',
+        _tokens_case(quality="guessed"),
+        ("member-value", 6),
+    ),
+    Case(
+        "tokens-billed-cache-over-input",
+        "tokens.billed whose cache_read and cache_write exceed input.",
+        _tokens_case(billed={"input": 100, "cache_read": 60, "cache_write": 41}),
+        ("member-value", 6),
+    ),
+    Case(
+        "tokens-billed-missing-input",
+        "tokens.billed without input.",
+        _tokens_case(billed={"cache_read": 0, "cache_write": 0, "output": 5}),
+        ("member-value", 6),
+    ),
+    Case(
+        "tokens-edited-in-place",
+        "Tamper: run 1's recorded count edited in place (the chain catches what is well formed).",
+        edit_line(_with_tokens(), 6, b'"conversation":1450', b'"conversation":1449'),
+        ("chain", 6),
+    ),
     Case("index-string", 'index "1".', rechained(_set(3, index="1")), ("member-value", 3)),
     Case("index-negative", "index -1.", rechained(_set(3, index=-1)), ("member-value", 3)),
     Case("index-boolean", "index true.", rechained(_set(2, index=True)), ("member-value", 2)),
@@ -1266,6 +1394,7 @@ def expected(transcript: Transcript) -> dict[str, Any]:
                     for position, name, _, digest in run.context.sections
                 ],
                 "facts": [[name, value] for name, value in run.context.facts],
+                "tokens": run.tokens,
             }
             for run in transcript.runs
         ],

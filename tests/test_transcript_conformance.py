@@ -185,6 +185,7 @@ class _Run:
     time: str
     messages: int
     context: runcontext.RunContext
+    tokens: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -213,6 +214,7 @@ def _stand_in(data: bytes, *, name: str = "<bytes>", max_line_bytes: int = 64 <<
                 facts=run.context.facts,
                 tail_sections=run.context.tail_sections,
             ),
+            run.tokens,
         )
         for run in transcript.runs
     ]

@@ -440,6 +440,7 @@ def observe_transcript(case: dict[str, Any]) -> dict[str, Any]:
                         for s in run.context.sections
                     ],
                     "facts": _pairs(run.context.facts),
+                    "tokens": None if run.tokens is None else dict(run.tokens),
                 }
                 for run in verified.runs
             ],

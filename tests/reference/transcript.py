@@ -70,6 +70,14 @@ MEMBERS: dict[str, frozenset[str]] = {
     "run-context": frozenset({"type", "run", "digest", "messages", "sections", "facts", "time"}),
 }
 SECTION_ENTRY_MEMBERS = frozenset({"position", "name", "digest"})
+# A run-context may also hold `tokens` (optional); its members, and those of `tokens.billed`.
+OPTIONAL_MEMBERS: dict[str, frozenset[str]] = {"run-context": frozenset({"tokens"})}
+TOKENS_REQUIRED = frozenset({"head", "conversation", "tail", "tools", "quality"})
+TOKENS_OPTIONAL = frozenset({"limit", "billed"})
+BILLED_REQUIRED = frozenset({"input", "cache_read", "cache_write"})
+BILLED_OPTIONAL = frozenset({"output"})
+QUALITIES = ("exact", "calibrated", "estimated")
+MAX_SAFE = 2**53 - 1
 
 _DIGEST = re.compile(r"blake3:[0-9a-f]{64}")
 _TIME = re.compile(
@@ -112,6 +120,7 @@ class Run:
     time: str
     messages: int
     context: RunContext
+    tokens: dict[str, Any] | None = None
 
 
 @dataclass
@@ -329,6 +338,7 @@ class _Reader:
         if number == 1:
             self._check_version(record, fail)
         expected = MEMBERS[kind] | ({"chain"} if self.version >= 2 else set())
+        expected |= OPTIONAL_MEMBERS.get(kind, frozenset()) & set(record)
         if set(record) != expected:
             missing = sorted(expected - set(record))
             extra = sorted(set(record) - expected)
@@ -416,6 +426,8 @@ class _Reader:
                 for pair in facts
             ):
                 return "facts must be [name, value] pairs of strings"
+            if "tokens" in record:
+                return tokens_problem(record["tokens"])
         return None
 
     def _header(self, record: dict[str, Any], fail: Any) -> None:
@@ -463,8 +475,45 @@ class _Reader:
         if context.digest != record["digest"]:
             raise fail("context-digest", f"digest {record['digest']}, rebuilt {context.digest}")
         self.runs.append(
-            Run(record["run"], record["digest"], record["time"], record["messages"], context)
+            Run(
+                record["run"],
+                record["digest"],
+                record["time"],
+                record["messages"],
+                context,
+                record.get("tokens"),
+            )
         )
+
+
+def tokens_problem(tokens: object) -> str | None:
+    """What is wrong with a run's `tokens` member, or None (TRANSCRIPT.md, *`tokens`*)."""
+
+    def is_count(value: object) -> bool:
+        return _is_int(value) and 0 <= value <= MAX_SAFE  # type: ignore[operator]
+
+    if not isinstance(tokens, dict):
+        return "tokens is not an object"
+    if not TOKENS_REQUIRED <= set(tokens) <= TOKENS_REQUIRED | TOKENS_OPTIONAL:
+        return f"tokens has members {sorted(tokens)}"
+    for part in ("head", "conversation", "tail", "tools", "limit"):
+        if part in tokens and not is_count(tokens[part]):
+            return f"tokens.{part} is not a whole number from 0 to 2**53 - 1"
+    if tokens["quality"] not in QUALITIES:
+        return "tokens.quality is not exact, calibrated or estimated"
+    if sum(tokens[part] for part in ("head", "conversation", "tail", "tools")) > MAX_SAFE:
+        return "the parts of tokens exceed 2**53 - 1"
+    if "billed" in tokens:
+        billed = tokens["billed"]
+        if not isinstance(billed, dict):
+            return "tokens.billed is not an object"
+        if not BILLED_REQUIRED <= set(billed) <= BILLED_REQUIRED | BILLED_OPTIONAL:
+            return f"tokens.billed has members {sorted(billed)}"
+        if not all(is_count(value) for value in billed.values()):
+            return "a member of tokens.billed is not a whole number from 0 to 2**53 - 1"
+        if billed["cache_read"] + billed["cache_write"] > billed["input"]:
+            return "tokens.billed: cache_read + cache_write exceed input"
+    return None
 
 
 def read(data: bytes, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Transcript:
@@ -528,8 +577,14 @@ def section_record(name: str, text: str) -> dict[str, Any]:
     }
 
 
-def run_record(run: int, context: RunContext, messages: int, time: str) -> dict[str, Any]:
-    return {
+def run_record(
+    run: int,
+    context: RunContext,
+    messages: int,
+    time: str,
+    tokens: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    record = {
         "type": "run-context",
         "run": run,
         "digest": context.digest,
@@ -541,6 +596,9 @@ def run_record(run: int, context: RunContext, messages: int, time: str) -> dict[
         "facts": [[name, value] for name, value in context.facts],
         "time": time,
     }
+    if tokens is not None:
+        record["tokens"] = tokens
+    return record
 
 
 def encode(bodies: list[dict[str, Any]], *, version: int = VERSION, previous: str = "") -> bytes:
@@ -587,7 +645,12 @@ class Writer:
             self.messages.append(message)
 
     def record_run(
-        self, messages: list[Any], context: RunContext | None, reply: Any, time: str
+        self,
+        messages: list[Any],
+        context: RunContext | None,
+        reply: Any,
+        time: str,
+        tokens: dict[str, Any] | None = None,
     ) -> None:
         """The new messages, the new sections, the envelope, then the reply."""
         if len(messages) < len(self.messages) or (
@@ -603,7 +666,9 @@ class Writer:
                 self.section_digests.add(digest)
                 self.bodies.append(section_record(name, text))
         self.runs += 1
-        self.bodies.append(run_record(self.runs, context, len(messages), time))
+        if tokens is not None and tokens_problem(tokens) is not None:
+            raise ValueError(f"tokens: {tokens_problem(tokens)}")
+        self.bodies.append(run_record(self.runs, context, len(messages), time, tokens))
         self.append_messages([reply])
 
     def to_bytes(self, *, version: int = VERSION) -> bytes:

@@ -43,6 +43,7 @@ class Envelope:
     digest: str
     messages: int
     structure: Structure
+    tokens: dict[str, Any] | None = None  # the record's optional `tokens` member
 
 
 def structure(context: RunContext) -> Structure:

@@ -24,10 +24,10 @@ __all__ = ["AsyncSession"]
 T = TypeVar("T")
 
 
-async def _thread(function: Callable[..., T], /, *args: Any) -> T:
+async def _thread(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     import asyncio  # on first use: `import runcontext.transcript` stays cheap
 
-    return await asyncio.to_thread(function, *args)
+    return await asyncio.to_thread(function, *args, **kwargs)
 
 
 class AsyncSession:
@@ -68,8 +68,10 @@ class AsyncSession:
         messages: Sequence[Mapping[str, Any]],
         context: RunContext | None = None,
         reply: Mapping[str, Any] | None = None,
+        *,
+        tokens: Mapping[str, Any] | None = None,
     ) -> Run:
-        return await _thread(self._session.record_run, messages, context, reply)
+        return await _thread(self._session.record_run, messages, context, reply, tokens=tokens)
 
     async def append_messages(self, messages: Sequence[Mapping[str, Any]]) -> None:
         await _thread(self._session.append_messages, messages)

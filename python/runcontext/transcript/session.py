@@ -29,9 +29,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from runcontext._core import RunContext, Transcript, check_message, digest_bytes, json_value
+from runcontext._core import (
+    RunContext,
+    Transcript,
+    canonical_json,
+    check_message,
+    digest_bytes,
+    json_value,
+)
 from runcontext._splice import check_context, check_messages
-from runcontext.errors import RunContextError
+from runcontext.errors import CanonicalJSONError, RunContextError
 from runcontext.transcript._records import (
     TRANSCRIPT_VERSION,
     Clock,
@@ -87,7 +94,9 @@ class Run:
     ``number`` counts from 1; ``time`` is the envelope's UTC timestamp; ``messages`` is how many
     conversation messages the request carried (the tail followed message ``messages - 1``);
     ``context`` is the RunContext rebuilt from the transcript, and ``context.digest == digest``
-    (verified when the transcript was read).
+    (verified when the transcript was read). ``tokens`` is the run's recorded ``tokens``
+    member (its request's counts by part, their quality, the budget limit and what was
+    billed; docs/TRANSCRIPT.md), or ``None`` for a run recorded without counts.
     """
 
     number: int
@@ -95,6 +104,7 @@ class Run:
     digest: str
     messages: int
     context: RunContext
+    tokens: Mapping[str, Any] | None = None
 
 
 def _check_reply(reply: object) -> Mapping[str, Any]:
@@ -505,6 +515,8 @@ class Session:
         messages: Sequence[Mapping[str, Any]],
         context: RunContext | None = None,
         reply: Mapping[str, Any] | None = None,
+        *,
+        tokens: Mapping[str, Any] | None = None,
     ) -> Run:
         """Record one run, under one lock: the conversation as sent, its context, the reply.
 
@@ -513,8 +525,12 @@ class Session:
         messages the transcript does not hold yet are appended. Then come a ``section`` record
         for each section body not already recorded, the ``run-context`` envelope, and
         ``reply`` (if given) as the next message. ``context=None`` is the empty context.
+        ``tokens`` is the envelope's optional ``tokens`` member (docs/TRANSCRIPT.md), as
+        :meth:`runcontext.budget.RequestCount.record` makes it; it is checked before anything
+        is written.
         """
         self.check_seed(messages)
+        tokens_body = None if tokens is None else _tokens_body(tokens)
         context = check_context(context) or RunContext()
         reply_body = None if reply is None else message_body(_check_reply(reply), "reply")
         when = timestamp(self._clock)
@@ -531,7 +547,7 @@ class Session:
                 for i, body in enumerate(bodies)
             ]
             last_message = len(lines)
-            lines.extend(self._state.write_run(context, when, len(messages)))
+            lines.extend(self._state.write_run(context, when, len(messages), tokens_body))
             if reply_body is not None:
                 lines.append(_write_message(self._state, reply_body, "reply"))
                 bodies.append(reply_body)
@@ -545,6 +561,7 @@ class Session:
             digest=context.digest,
             messages=len(messages),
             structure=structure(context),
+            tokens=None if tokens_body is None else json_value(tokens_body),
         )
         self._contexts.setdefault(envelope.structure, context)
         # The envelope goes before the reply's message in the file; its place in the list of
@@ -708,7 +725,7 @@ class Session:
             self._messages.append(item[2])
             self._last_message_line = self._state.lines
         elif kind == "run-context":
-            _, number, recorded, time, messages, sections, facts = item
+            _, number, recorded, time, messages, sections, facts, tokens = item
             self._envelopes.append(
                 Envelope(
                     number=number,
@@ -716,6 +733,7 @@ class Session:
                     digest=recorded,
                     messages=messages,
                     structure=(sections, facts),
+                    tokens=tokens,
                 )
             )
         elif kind == "header":
@@ -748,7 +766,20 @@ class Session:
             digest=envelope.digest,
             messages=envelope.messages,
             context=self._context(envelope),
+            tokens=envelope.tokens,
         )
+
+
+def _tokens_body(tokens: Mapping[str, Any]) -> bytes:
+    """The canonical JSON of a ``tokens`` member; the core checks its form on write."""
+    if not isinstance(tokens, Mapping):
+        raise TypeError(
+            f"tokens: expected a mapping (RequestCount.record()), got {type(tokens).__name__}"
+        )
+    try:
+        return canonical_json(tokens)
+    except CanonicalJSONError as error:
+        raise ValueError(f"tokens: {error}") from None
 
 
 def _store(

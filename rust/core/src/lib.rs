@@ -6,6 +6,7 @@
 //! * [`runcontext`]: validation, rendering and digests of a [`RunContext`] (format v1).
 //! * [`transcript`]: the transcript record format (version 2): canonical lines, the record
 //!   chain, and the strict, ordered verification of each line.
+//! * [`tokens`]: the `tokens` member of a run's record (its request's counts and billing).
 //!
 //! Front ends (the Python binding, a Rust program) convert their own values and call these;
 //! no rule of the format lives anywhere else. `docs/FORMAT.md` is the normative text.
@@ -33,6 +34,7 @@ mod number;
 pub mod parse;
 pub mod path;
 pub mod runcontext;
+pub mod tokens;
 pub mod transcript;
 pub mod value;
 

@@ -19,7 +19,7 @@
 //! for line in writer.write_sections(&context) {
 //!     file.extend(line);
 //! }
-//! file.extend(writer.write_run(&context, "2026-12-01T09:00:01Z", 1)?);
+//! file.extend(writer.write_run(&context, "2026-12-01T09:00:01Z", 1, None)?);
 //!
 //! let mut reader = Transcript::new();
 //! let items: Vec<Item> = file
@@ -40,6 +40,7 @@ use crate::canonical::{write_str, MAX_DEPTH};
 use crate::digest::{digest_bytes, DIGEST_PREFIX};
 use crate::parse::{parse, ParseErrorKind};
 use crate::runcontext::{digest_of_kept, normalise, Entry, Position, RunContext, FORMAT_VERSION};
+use crate::tokens::Tokens;
 use crate::value::Value;
 use crate::CanonicalErrorKind;
 
@@ -185,6 +186,8 @@ pub struct Envelope {
     pub messages: usize,
     pub sections: Vec<SectionRef>,
     pub facts: Vec<(String, String)>,
+    /// The optional `tokens` member: the request's counts and what was billed.
+    pub tokens: Option<Tokens>,
 }
 
 /// What one line held, once verified.
@@ -428,6 +431,7 @@ impl Transcript {
         context: &RunContext,
         time: &str,
         messages: usize,
+        tokens: Option<&Tokens>,
     ) -> Result<Vec<u8>, WriteError> {
         let sections: Vec<SectionRef> = context
             .sections()
@@ -438,7 +442,14 @@ impl Transcript {
                 digest: s.digest.clone(),
             })
             .collect();
-        self.write_envelope(context.digest(), &sections, context.facts(), time, messages)
+        self.write_envelope(
+            context.digest(),
+            &sections,
+            context.facts(),
+            time,
+            messages,
+            tokens,
+        )
     }
 
     /// [`Self::write_run`] from a context's parts, for front ends that hold a context of
@@ -450,6 +461,7 @@ impl Transcript {
         facts: &[(String, String)],
         time: &str,
         messages: usize,
+        tokens: Option<&Tokens>,
     ) -> Result<Vec<u8>, WriteError> {
         self.check_writable()?;
         check_time(time).map_err(WriteError)?;
@@ -501,7 +513,12 @@ impl Transcript {
         }
         body.extend_from_slice(br#"],"time":""#);
         body.extend_from_slice(time.as_bytes());
-        body.extend_from_slice(br#"","type":"run-context"}"#);
+        body.extend_from_slice(b"\"");
+        if let Some(tokens) = tokens {
+            body.extend_from_slice(br#","tokens":"#);
+            tokens.write(&mut body);
+        }
+        body.extend_from_slice(br#","type":"run-context"}"#);
         let structure: Structure = (sections.to_vec(), facts.to_vec());
         if !self.verified.contains_key(&structure) {
             self.note_verified(&structure);
@@ -669,6 +686,10 @@ impl Transcript {
             let fields: &[&str] = match kind {
                 "message" => &["index", "message", "type"],
                 "section" => &["digest", "name", "text", "type"],
+                // `tokens` is optional (version 2 readers accept a run with or without it).
+                _ if record.get("tokens").is_some() => &[
+                    "digest", "facts", "messages", "run", "sections", "time", "tokens", "type",
+                ],
                 _ => &[
                     "digest", "facts", "messages", "run", "sections", "time", "type",
                 ],
@@ -680,6 +701,13 @@ impl Transcript {
                 line,
                 kind,
             )?;
+            // Member values are checked before the chain (the refusal table's order): a line
+            // edited in place to an ill-formed value is `member-value`, not `chain`.
+            let parsed = match kind {
+                "message" => Parsed::Message(parse_message(&record, raw, line)?),
+                "section" => Parsed::Section(parse_section(&record, line)?),
+                _ => Parsed::Run(parse_run(&record, line)?),
+            };
             self.check_chain(&record, raw, &mut next)?;
             if self.version == TRANSCRIPT_VERSION && line == 2 && kind != "message" {
                 return Err(fail(
@@ -690,10 +718,12 @@ impl Transcript {
                     ),
                 ));
             }
-            match kind {
-                "message" => self.read_message(&record, raw, line)?,
-                "section" => self.read_section(&record, line)?,
-                _ => self.read_run(&record, line)?,
+            match parsed {
+                Parsed::Message((index, body)) => self.read_message(index, body, line)?,
+                Parsed::Section((digest, name, text)) => {
+                    self.read_section(digest, name, text, line)?
+                }
+                Parsed::Run(envelope) => self.read_run(envelope, line)?,
             }
         };
         if let Some(chain) = next.chained.then(|| chain_member(raw)) {
@@ -819,8 +849,8 @@ impl Transcript {
 
     fn read_message(
         &mut self,
-        record: &Record,
-        raw: &[u8],
+        index: usize,
+        body: Vec<u8>,
         line: usize,
     ) -> Result<Item, TranscriptError> {
         let fail = |kind, message| TranscriptError {
@@ -828,34 +858,6 @@ impl Transcript {
             line,
             message,
         };
-        let index = count_member(record, "index", line)?;
-        let value = record.get("message").expect("members checked");
-        match value {
-            Value::Object(_) => {
-                let role = value.get("role");
-                let kind = value.get("type");
-                let named = matches!(role, Some(Value::String(_)))
-                    || (role.is_none() && matches!(kind, Some(Value::String(_))));
-                if !named {
-                    return Err(fail(
-                        ErrorKind::MemberValue,
-                        "'message' must be an object with a string 'role' (a chat message) \
-                         or a string 'type' (a Responses item)"
-                            .into(),
-                    ));
-                }
-            }
-            other => {
-                return Err(fail(
-                    ErrorKind::MemberValue,
-                    format!("'message' must be an object, got {}", other.type_name()),
-                ))
-            }
-        }
-        // The message's canonical bytes are the line between `"message":` and the final
-        // `,"type":"message"}`: the line is canonical, so no re-encoding is needed.
-        let start = find(raw, br#","message":"#).expect("canonical line") + 11;
-        let body = raw[start..raw.len() - br#","type":"message"}"#.len()].to_vec();
         if self.version == TRANSCRIPT_VERSION
             && line == 2
             && (index != 0 || digest_bytes(&body) != self.seed)
@@ -881,10 +883,13 @@ impl Transcript {
         Ok(Item::Message { index, body })
     }
 
-    fn read_section(&mut self, record: &Record, line: usize) -> Result<Item, TranscriptError> {
-        let digest = digest_member(record, "digest", line)?;
-        let name = string_member(record, "name", line)?;
-        let text = string_member(record, "text", line)?;
+    fn read_section(
+        &mut self,
+        digest: String,
+        name: &str,
+        text: &str,
+        line: usize,
+    ) -> Result<Item, TranscriptError> {
         if crate::runcontext::section_digest(name, text) != digest {
             return Err(TranscriptError {
                 kind: ErrorKind::SectionDigest,
@@ -904,62 +909,21 @@ impl Transcript {
         Ok(Item::Section { digest, name })
     }
 
-    fn read_run(&mut self, record: &Record, line: usize) -> Result<Item, TranscriptError> {
+    fn read_run(&mut self, envelope: Envelope, line: usize) -> Result<Item, TranscriptError> {
         let fail = |kind, message: String| TranscriptError {
             kind,
             line,
             message,
         };
-        let digest = digest_member(record, "digest", line)?;
-        let run = count_member(record, "run", line)?;
-        let messages = count_member(record, "messages", line)?;
-        let time = time_member(record, line)?;
-        let bad = |what: &str| fail(ErrorKind::MemberValue, what.to_owned());
-        let mut sections = Vec::new();
-        for entry in record
-            .get("sections")
-            .and_then(Value::as_array)
-            .ok_or_else(|| bad("'sections' must be an array"))?
-        {
-            let (Value::Object(members), true) =
-                (entry, entry_has(entry, &["digest", "name", "position"]))
-            else {
-                return Err(bad(
-                    "each of 'sections' must be an object with exactly digest, name and position",
-                ));
-            };
-            let sub = Record { members };
-            let position = match sub.get("position").and_then(Value::as_str) {
-                Some("head") => Position::Head,
-                Some("tail") => Position::Tail,
-                _ => return Err(bad("a section's 'position' must be \"head\" or \"tail\"")),
-            };
-            let name = sub
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or_else(|| bad("a section's 'name' must be a string"))?;
-            let digest = digest_member(&sub, "digest", line)?;
-            sections.push(SectionRef {
-                position,
-                name: name.to_owned(),
-                digest,
-            });
-        }
-        let mut facts = Vec::new();
-        for entry in record
-            .get("facts")
-            .and_then(Value::as_array)
-            .ok_or_else(|| bad("'facts' must be an array"))?
-        {
-            match entry.as_array() {
-                Some([Value::String(n), Value::String(v)]) => facts.push((n.clone(), v.clone())),
-                _ => {
-                    return Err(bad(
-                        "each of 'facts' must be a [name, value] pair of strings",
-                    ))
-                }
-            }
-        }
+        let Envelope {
+            run,
+            digest,
+            time,
+            messages,
+            sections,
+            facts,
+            tokens,
+        } = envelope;
         if run != self.runs + 1 {
             return Err(fail(
                 ErrorKind::Run,
@@ -1034,6 +998,7 @@ impl Transcript {
             messages,
             sections,
             facts,
+            tokens,
         }))
     }
 
@@ -1131,6 +1096,13 @@ struct ReadState {
     chained: bool,
 }
 
+/// A record's members, checked, before the chain and the transcript's state are.
+enum Parsed<'a> {
+    Message((usize, Vec<u8>)),
+    Section((String, &'a str, &'a str)),
+    Run(Envelope),
+}
+
 struct Record<'a> {
     members: &'a [(String, Value)],
 }
@@ -1148,6 +1120,133 @@ fn entry_has(value: &Value, keys: &[&str]) -> bool {
         }
         _ => false,
     }
+}
+
+/// A `message` record's members, checked (`member-value`): its index and body.
+fn parse_message(
+    record: &Record,
+    raw: &[u8],
+    line: usize,
+) -> Result<(usize, Vec<u8>), TranscriptError> {
+    let fail = |kind, message| TranscriptError {
+        kind,
+        line,
+        message,
+    };
+    let index = count_member(record, "index", line)?;
+    let value = record.get("message").expect("members checked");
+    match value {
+        Value::Object(_) => {
+            let role = value.get("role");
+            let kind = value.get("type");
+            let named = matches!(role, Some(Value::String(_)))
+                || (role.is_none() && matches!(kind, Some(Value::String(_))));
+            if !named {
+                return Err(fail(
+                    ErrorKind::MemberValue,
+                    "'message' must be an object with a string 'role' (a chat message) \
+                     or a string 'type' (a Responses item)"
+                        .into(),
+                ));
+            }
+        }
+        other => {
+            return Err(fail(
+                ErrorKind::MemberValue,
+                format!("'message' must be an object, got {}", other.type_name()),
+            ))
+        }
+    }
+    // The message's canonical bytes are the line between `"message":` and the final
+    // `,"type":"message"}`: the line is canonical, so no re-encoding is needed.
+    let start = find(raw, br#","message":"#).expect("canonical line") + 11;
+    let body = raw[start..raw.len() - br#","type":"message"}"#.len()].to_vec();
+    Ok((index, body))
+}
+
+/// A `section` record's members, checked (`member-value`): its digest, name and text.
+fn parse_section<'a>(
+    record: &'a Record,
+    line: usize,
+) -> Result<(String, &'a str, &'a str), TranscriptError> {
+    let digest = digest_member(record, "digest", line)?;
+    let name = string_member(record, "name", line)?;
+    let text = string_member(record, "text", line)?;
+    Ok((digest, name, text))
+}
+
+/// A `run-context` record's members, checked (`member-value`); whether they make the next
+/// run of this transcript is [`Transcript::read_run`]'s question.
+fn parse_run(record: &Record, line: usize) -> Result<Envelope, TranscriptError> {
+    let fail = |kind, message: String| TranscriptError {
+        kind,
+        line,
+        message,
+    };
+    let digest = digest_member(record, "digest", line)?;
+    let run = count_member(record, "run", line)?;
+    let messages = count_member(record, "messages", line)?;
+    let time = time_member(record, line)?;
+    let bad = |what: &str| fail(ErrorKind::MemberValue, what.to_owned());
+    let tokens = record
+        .get("tokens")
+        .map(Tokens::from_value)
+        .transpose()
+        .map_err(|why| bad(&why))?;
+    let mut sections = Vec::new();
+    for entry in record
+        .get("sections")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("'sections' must be an array"))?
+    {
+        let (Value::Object(members), true) =
+            (entry, entry_has(entry, &["digest", "name", "position"]))
+        else {
+            return Err(bad(
+                "each of 'sections' must be an object with exactly digest, name and position",
+            ));
+        };
+        let sub = Record { members };
+        let position = match sub.get("position").and_then(Value::as_str) {
+            Some("head") => Position::Head,
+            Some("tail") => Position::Tail,
+            _ => return Err(bad("a section's 'position' must be \"head\" or \"tail\"")),
+        };
+        let name = sub
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("a section's 'name' must be a string"))?;
+        let digest = digest_member(&sub, "digest", line)?;
+        sections.push(SectionRef {
+            position,
+            name: name.to_owned(),
+            digest,
+        });
+    }
+    let mut facts = Vec::new();
+    for entry in record
+        .get("facts")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("'facts' must be an array"))?
+    {
+        match entry.as_array() {
+            Some([Value::String(n), Value::String(v)]) => facts.push((n.clone(), v.clone())),
+            _ => {
+                return Err(bad(
+                    "each of 'facts' must be a [name, value] pair of strings",
+                ))
+            }
+        }
+    }
+    Ok(Envelope {
+        run,
+        digest,
+        time,
+        messages,
+        sections,
+        facts,
+        tokens,
+    })
 }
 
 fn check_members(
@@ -1593,7 +1692,7 @@ mod tests {
         .unwrap();
         lines.extend(t.write_sections(&context));
         lines.push(
-            t.write_run(&context, "2026-12-01T09:00:01.250000Z", 1)
+            t.write_run(&context, "2026-12-01T09:00:01.250000Z", 1, None)
                 .unwrap(),
         );
         assert!(
@@ -1670,7 +1769,8 @@ mod tests {
         let context = RunContext::new(vec![Entry::new("a", Some("b"))], vec![], vec![]).unwrap();
         t.begin();
         t.write_sections(&context);
-        t.write_run(&context, "2026-12-01T09:00:00Z", 1).unwrap();
+        t.write_run(&context, "2026-12-01T09:00:00Z", 1, None)
+            .unwrap();
         t.rollback();
         assert_eq!(
             (

@@ -15,8 +15,9 @@ const PYTHON_SESSION: &str = concat!(
     "/../../tests/data/python-session.jsonl"
 );
 
-/// What reading `data` gives: (messages, run digests, chain, torn length), or (kind, line).
-type Outcome = Result<(Vec<Vec<u8>>, Vec<String>, String, usize), (ErrorKind, usize)>;
+/// What reading `data` gives: (messages, runs' digests and tokens, chain, torn length), or
+/// (kind, line).
+type Outcome = Result<(Vec<Vec<u8>>, Vec<(String, Value)>, String, usize), (ErrorKind, usize)>;
 
 fn read(data: &[u8], max_line_bytes: usize) -> Outcome {
     let mut transcript = Transcript::with_max_line_bytes(max_line_bytes);
@@ -25,7 +26,14 @@ fn read(data: &[u8], max_line_bytes: usize) -> Outcome {
     while let Some(end) = rest.iter().position(|&b| b == b'\n') {
         match transcript.read_line(&rest[..end]) {
             Ok(Item::Message { body, .. }) => messages.push(body),
-            Ok(Item::Run(envelope)) => runs.push(envelope.digest),
+            Ok(Item::Run(envelope)) => {
+                let tokens = envelope.tokens.map_or(Value::Null, |tokens| {
+                    let mut text = Vec::new();
+                    tokens.write(&mut text);
+                    parse(&text).expect("the core writes JSON")
+                });
+                runs.push((envelope.digest, tokens));
+            }
             Ok(_) => {}
             Err(error) => return Err((error.kind, error.line)),
         }
@@ -84,12 +92,15 @@ fn check(case: &Value) -> Result<(), String> {
                     want.len()
                 ));
             }
-            let want_runs: Vec<&str> = expect
+            let want_runs: Vec<(String, Value)> = expect
                 .get("runs")
                 .and_then(Value::as_array)
                 .ok_or("no runs")?
                 .iter()
-                .map(|r| r.get("digest").and_then(Value::as_str).unwrap())
+                .map(|r| {
+                    let digest = r.get("digest").and_then(Value::as_str).unwrap();
+                    (digest.to_owned(), r.get("tokens").cloned().unwrap_or(Value::Null))
+                })
                 .collect();
             if runs != want_runs {
                 return Err(format!("run digests differ: {runs:?} vs {want_runs:?}"));

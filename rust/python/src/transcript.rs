@@ -7,6 +7,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple, PyType};
+use runcontext_core::tokens::Tokens;
 use runcontext_core::transcript::{self as core, Envelope, Item, SectionRef, TranscriptError};
 use runcontext_core::{Position, Value, MAX_SAFE_INTEGER};
 
@@ -94,8 +95,20 @@ fn envelope_to_python<'py>(py: Python<'py>, e: &Envelope) -> PyResult<Bound<'py,
         e.messages,
         sections,
         facts,
+        tokens_to_python(py, e.tokens.as_ref())?,
     )
         .into_pyobject(py)
+}
+
+/// The `tokens` member as the dict it is in the record, or `None`.
+fn tokens_to_python<'py>(py: Python<'py>, tokens: Option<&Tokens>) -> PyResult<Bound<'py, PyAny>> {
+    let Some(tokens) = tokens else {
+        return Ok(py.None().into_bound(py));
+    };
+    let mut text = Vec::with_capacity(160);
+    tokens.write(&mut text);
+    let value = runcontext_core::parse(&text).expect("the core writes valid JSON");
+    to_python(py, &value)
 }
 
 /// `(digest, sections, facts)` of a `runcontext.RunContext`, read through its attributes.
@@ -226,14 +239,25 @@ impl Transcript {
         Ok(PyBytes::new(py, &line))
     }
 
-    /// The section lines and the run-context line of the next run with `context`.
+    /// The section lines and the run-context line of the next run with `context`; `tokens`
+    /// is the canonical JSON of the run's `tokens` member, or `None`.
+    #[pyo3(signature = (context, time, messages, tokens = None))]
     fn write_run<'py>(
         &mut self,
         py: Python<'py>,
         context: &Bound<'py, PyAny>,
         time: &str,
         messages: usize,
+        tokens: Option<&[u8]>,
     ) -> PyResult<Bound<'py, PyList>> {
+        let tokens = tokens
+            .map(|text| {
+                runcontext_core::parse(text)
+                    .map_err(|e| e.to_string())
+                    .and_then(|value| Tokens::from_value(&value))
+                    .map_err(|why| PyValueError::new_err(format!("tokens: {why}")))
+            })
+            .transpose()?;
         let (digest, parts, facts) = context_parts(context)
             .map_err(|_| PyTypeError::new_err("context: expected a RunContext"))?;
         let list = PyList::empty(py);
@@ -252,7 +276,7 @@ impl Transcript {
             .collect();
         let line = self
             .inner
-            .write_envelope(&digest, &sections, &facts, time, messages)
+            .write_envelope(&digest, &sections, &facts, time, messages, tokens.as_ref())
             .map_err(write_error)?;
         list.append(PyBytes::new(py, &line))?;
         Ok(list)

@@ -1,6 +1,6 @@
 """Start-up of a fresh process: `import runcontext`, `runcontext --version`, `runcontext show .`.
 
-    python benches/bench_startup.py [--rounds N]
+    python benches/bench_startup.py [--rounds N] [--instructions]
 
 Each command runs as a whole process, the commands in turn within each round (so a noisy
 neighbour slows them alike), against `python -c pass` in the same rounds: the difference of
@@ -9,17 +9,22 @@ for `--version` and ≤ 45 ms for `show .`). The real console script is run, the
 generated next to this interpreter. Children run with bytecode caching on (a
 PYTHONDONTWRITEBYTECODE in the environment is dropped for them): an installed wheel has its
 .pyc files, and without them every start compiles the package from source. One warm-up run
-of each writes them. `pytest benches/bench_startup.py --benchmark-only` times the same
-processes with pytest-benchmark, each command in a group with `python -c pass`.
+of each writes them. `--instructions` also counts each process's instructions under
+callgrind (needs valgrind), which do not swing with the machine's load; under valgrind
+`show` gets `--deadline 60`, so that no provider times out and takes another path.
+`pytest benches/bench_startup.py --benchmark-only` times the same processes with
+pytest-benchmark, each command in a group with `python -c pass`.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -45,9 +50,26 @@ def run(command: list[str]) -> None:
     subprocess.run(command, stdout=subprocess.DEVNULL, env=ENV, check=True)
 
 
+def instructions(command: list[str]) -> int:
+    """Instructions callgrind counts for the whole process (its children excluded)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "callgrind.out"
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=ENV,
+            check=True,
+        )
+        match = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.M)
+        assert match, f"no totals in {out}"
+        return int(match.group(1))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--instructions", action="store_true", help="also count instructions")
     args = parser.parse_args(argv)
     for command in COMMANDS.values():
         run(command)  # warm-up: writes the .pyc files
@@ -65,6 +87,18 @@ def main(argv: list[str] | None = None) -> int:
             f"  {name:<32} {median * 1e3:7.2f} ms  [{min(times) * 1e3:6.1f} … "
             f"{max(times) * 1e3:6.1f}]   {BASELINE} + {(median - base) * 1e3:6.2f} ms"
         )
+    if args.instructions:
+        print("\ninstructions (callgrind), whole process")
+        counts = {}
+        for name, command in COMMANDS.items():
+            slow = [*command, "--deadline", "60"] if "show" in command else command
+            counts[name] = instructions(slow)
+        for name, count in counts.items():
+            extra = count - counts[BASELINE]
+            print(
+                f"  {name:<32} {count:>13,}   {count / counts[BASELINE]:5.2f}× {BASELINE}"
+                f"   + {extra:>12,}"
+            )
     return 0
 
 

@@ -134,30 +134,25 @@ def test_default_providers(benchmark: Any) -> None:
 TWENTY = [Trivial(index) for index in range(20)]
 
 
-def _abuild(builder: ContextBuilder) -> Callable[[], object]:
-    loop = asyncio.new_event_loop()
-
-    def run() -> object:
-        return loop.run_until_complete(builder.abuild())
-
-    return run
-
-
 @pytest.mark.parametrize("implementation", ["build()", "abuild()", "collect() in a loop"])
 def test_trivial_providers(benchmark: Any, implementation: str) -> None:
     benchmark.group = "ContextBuilder: 20 trivial providers"
     builder = ContextBuilder(TWENTY)
+    loop = asyncio.new_event_loop()
     calls: dict[str, Callable[[], object]] = {
         "build()": builder.build,
-        "abuild()": _abuild(builder),
+        "abuild()": lambda: loop.run_until_complete(builder.abuild()),
         "collect() in a loop": lambda: [provider.collect(0.0) for provider in TWENTY],
     }
-    benchmark_call(
-        benchmark,
-        calls[implementation],
-        implementation=implementation,
-        anchor=implementation == "collect() in a loop",
-    )
+    try:
+        benchmark_call(
+            benchmark,
+            calls[implementation],
+            implementation=implementation,
+            anchor=implementation == "collect() in a loop",
+        )
+    finally:
+        loop.close()
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 
-.PHONY: help install install-test test test-rust test-python lint bench fuzz vectors package-vectors packaging clean
+.PHONY: help install install-test test test-rust test-python lint bench bench-check fuzz vectors package-vectors packaging clean
 FUZZ_SECONDS ?= 60
 
 help:  ## list the targets
@@ -35,6 +35,10 @@ lint:  ## formatting, clippy, ruff, mypy --strict and stubtest
 bench:  ## benchmarks against the anchors (by hand; prints medians and ratios)
 	$(PIP) install -e '.[bench]'
 	cd benches && for b in bench_*.py; do echo "== $$b"; $(PYTHON) $$b || exit 1; done
+
+bench-check:  ## every benchmark body once, untimed and small (CI: the suite cannot rot; no time gate)
+	$(PIP) install -e '.[bench]'
+	$(PYTHON) -m pytest -p no:cacheprovider benches --benchmark-disable -q
 
 fuzz:  ## run each cargo-fuzz target for FUZZ_SECONDS (needs `cargo install cargo-fuzz`)
 	cd fuzz && for t in canonicalize_text runcontext; do \

@@ -1,7 +1,8 @@
 """Timing helpers shared by the benchmark scripts: medians of repeated runs, and a table.
 
 Machines here are shared and noisy, so every figure is a median over several repeats and
-comparisons are ratios measured in the same process, one right after the other.
+comparisons are ratios measured in the same process, one right after the other. The same
+payloads and implementations are timed by pytest-benchmark (`benchmark_call`, at the end).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 
 def batch_size(fn: Callable[[], object], *, min_time: float) -> int:
@@ -58,3 +60,26 @@ def print_table(title: str, rows: Sequence[tuple[str, float]], *, baseline: str)
     print(f"\n{title}")
     for name, seconds in rows:
         print(f"  {name:<44} {fmt_time(seconds)}   {seconds / base:7.2f}× {baseline}")
+
+
+# -- pytest-benchmark -------------------------------------------------------------------
+#
+# Each bench_*.py script also holds `test_*` functions that take pytest-benchmark's
+# `benchmark` fixture: `pytest benches --benchmark-only` times them, one group per payload
+# with runcontext and each anchor side by side, and `--benchmark-disable` (CI's
+# `make bench-check`) runs every body once without timing it. `benches/readme_table.py`
+# turns a `--benchmark-json` file into the README's Performance rows; it finds the
+# runcontext row and the anchors of a group by what `benchmark_call` records in `extra_info`.
+
+
+def benchmark_call(
+    benchmark: Any, fn: Callable[[], object], *, implementation: str, anchor: bool
+) -> None:
+    """Time ``fn`` with pytest-benchmark's ``benchmark`` fixture, labelled for readme_table.py.
+
+    ``implementation`` names what is timed (``runcontext``, ``orjson 3.13``, ...); ``anchor``
+    says it is what runcontext is compared against rather than runcontext itself.
+    """
+    benchmark.extra_info["implementation"] = implementation
+    benchmark.extra_info["role"] = "anchor" if anchor else "runcontext"
+    benchmark(fn)

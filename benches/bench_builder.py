@@ -12,6 +12,10 @@ Prints medians (and p90) in milliseconds:
 - ``redact()`` over 32 KiB (the instructions budget) of ordinary text, of text dense with
   the assignment key words, and of ``password=`` repeated (the worst shape for the
   assignment scan).
+
+`pytest benches/bench_builder.py --benchmark-only` times the builds with pytest-benchmark
+(20 trivial providers beside calling their collect() in a loop, the anchor); redaction is
+timed in bench_redact.py.
 """
 
 from __future__ import annotations
@@ -23,10 +27,17 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from runcontext.providers import Contribution, default_providers
 from runcontext.providers.builder import ContextBuilder
 from runcontext.providers.redact import redact
+
+from _timing import benchmark_call
+
+REPOSITORY = Path(__file__).resolve().parents[1]
 
 
 class Trivial:
@@ -112,6 +123,36 @@ def main() -> None:
     report("redact() of 32 KiB dense with key words", measure(lambda: redact(worded), args.runs))
     hostile = "password=" * (32768 // 9)  # a key word and an operator every 9 characters
     report("redact() of 32 KiB of 'password='", measure(lambda: redact(hostile), args.runs))
+
+
+def test_default_providers(benchmark: Any) -> None:
+    benchmark.group = "ContextBuilder.build(): default providers, this repository"
+    builder = ContextBuilder(default_providers(REPOSITORY))
+    benchmark_call(benchmark, builder.build, implementation="ContextBuilder.build()", anchor=False)
+
+
+TWENTY = [Trivial(index) for index in range(20)]
+
+
+@pytest.mark.parametrize("implementation", ["build()", "abuild()", "collect() in a loop"])
+def test_trivial_providers(benchmark: Any, implementation: str) -> None:
+    benchmark.group = "ContextBuilder: 20 trivial providers"
+    builder = ContextBuilder(TWENTY)
+    loop = asyncio.new_event_loop()
+    calls: dict[str, Callable[[], object]] = {
+        "build()": builder.build,
+        "abuild()": lambda: loop.run_until_complete(builder.abuild()),
+        "collect() in a loop": lambda: [provider.collect(0.0) for provider in TWENTY],
+    }
+    try:
+        benchmark_call(
+            benchmark,
+            calls[implementation],
+            implementation=implementation,
+            anchor=implementation == "collect() in a loop",
+        )
+    finally:
+        loop.close()
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
 Run by hand: `python benches/bench_canonical.py` (needs the `bench` extra: rfc8785,
 canonicaljson, orjson, blake3). Prints medians per call and ratios; never a pass/fail gate.
+`pytest benches/bench_canonical.py --benchmark-only` times the same payloads and encoders
+with pytest-benchmark, one group per payload (`test_canonical`, `test_digest` below).
 
 orjson (with `OPT_SORT_KEYS`; not canonical) is the speed anchor. Its samples and
 runcontext's alternate (`interleaved_medians`), so a neighbour's load on this shared machine
@@ -11,6 +13,7 @@ must not cost more there than on a warm heap (issue 13, "no cliff").
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -24,11 +27,12 @@ from typing import Any
 import blake3
 import canonicaljson
 import orjson
+import pytest
 import rfc8785
 
 import runcontext
 
-from _timing import fmt_time, interleaved_medians, median_seconds, print_table
+from _timing import benchmark_call, fmt_time, interleaved_medians, median_seconds, print_table
 
 
 def small_dict() -> dict[str, Any]:
@@ -136,6 +140,27 @@ def orjson_sorted(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
+def json_sorted(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+# What each payload is encoded with: runcontext first, then the anchors (orjson, the speed
+# anchor, is not canonical; canonicaljson is not RFC 8785 for floats; rfc8785 is).
+ENCODERS: dict[str, Callable[[Any], bytes]] = {
+    "runcontext.canonical_json": runcontext.canonical_json,
+    "orjson.dumps(OPT_SORT_KEYS)": orjson_sorted,
+    "json.dumps(sort_keys, compact)": json_sorted,
+    "canonicaljson.encode_canonical_json": canonicaljson.encode_canonical_json,
+    "rfc8785.dumps": rfc8785.dumps,
+}
+DIGESTS: dict[str, Callable[[bytes], str]] = {
+    "runcontext.digest_bytes": runcontext.digest_bytes,
+    "blake3.blake3().hexdigest()": lambda data: blake3.blake3(data).hexdigest(),
+    "hashlib.sha256().hexdigest()": lambda data: hashlib.sha256(data).hexdigest(),
+}
+DIGEST_SIZES = {"8 KB": 8 * 1024, "1 MB": 1 << 20}
+
+
 FRESH = """
 import sys, time
 sys.path.insert(0, {benches!r})
@@ -207,32 +232,51 @@ def main() -> None:
         return
     transcript_value = transcript()
     rows = []
-    for name, encode in {
-        "runcontext.canonical_json": runcontext.canonical_json,
-        "orjson.dumps(OPT_SORT_KEYS)": orjson_sorted,
-        "json.dumps(sort_keys, compact)": lambda v: json.dumps(
-            v, sort_keys=True, separators=(",", ":"), ensure_ascii=False
-        ).encode(),
-        "canonicaljson.encode_canonical_json": canonicaljson.encode_canonical_json,
-        "rfc8785.dumps": rfc8785.dumps,
-    }.items():
+    for name, encode in ENCODERS.items():
         rows.append((name, median_seconds(lambda e=encode: e(transcript_value))))
     print_table("(b) against every encoder", rows, baseline="orjson.dumps(OPT_SORT_KEYS)")
 
-    for size, label in ((8 * 1024, "8 KB"), (1 << 20, "1 MB")):
+    for label, size in DIGEST_SIZES.items():
         data = random.Random(3).randbytes(size)
         rows = [
-            ("runcontext.digest_bytes", median_seconds(lambda d=data: runcontext.digest_bytes(d))),
-            (
-                "blake3.blake3().hexdigest()",
-                median_seconds(lambda d=data: blake3.blake3(d).hexdigest()),
-            ),
-            (
-                "hashlib.sha256().hexdigest()",
-                median_seconds(lambda d=data: hashlib.sha256(d).hexdigest()),
-            ),
+            (name, median_seconds(lambda f=hash_hex, d=data: f(d)))
+            for name, hash_hex in DIGESTS.items()
         ]
         print_table(f"digest of {label}", rows, baseline="blake3.blake3().hexdigest()")
+
+
+# -- pytest-benchmark: one group per payload, runcontext and every anchor side by side ---
+
+
+@functools.cache
+def payload(title: str) -> Any:
+    return PAYLOADS[title]()
+
+
+@pytest.mark.parametrize("encoder", ENCODERS)
+@pytest.mark.parametrize("title", PAYLOADS)
+def test_canonical(benchmark: Any, title: str, encoder: str) -> None:
+    benchmark.group = f"canonical JSON: {title}"
+    value, encode = payload(title), ENCODERS[encoder]
+    benchmark_call(
+        benchmark,
+        lambda: encode(value),
+        implementation=encoder,
+        anchor=encoder != "runcontext.canonical_json",
+    )
+
+
+@pytest.mark.parametrize("digest", DIGESTS)
+@pytest.mark.parametrize("size", DIGEST_SIZES)
+def test_digest(benchmark: Any, size: str, digest: str) -> None:
+    benchmark.group = f"digest: {size} of random bytes"
+    data, hash_hex = random.Random(3).randbytes(DIGEST_SIZES[size]), DIGESTS[digest]
+    benchmark_call(
+        benchmark,
+        lambda: hash_hex(data),
+        implementation=digest,
+        anchor=digest != "runcontext.digest_bytes",
+    )
 
 
 if __name__ == "__main__":

@@ -330,5 +330,13 @@ def main() -> None:
     )
 
 
+def test_hostile_runs(monkeypatch: Any, capsys: Any) -> None:
+    # Times past a deadline, printed, not a pytest-benchmark group (skipped under
+    # --benchmark-only); the check run (make bench-check) builds each case once.
+    monkeypatch.setattr(sys, "argv", ["bench_hostile.py", "--runs", "1"])
+    main()
+    assert "past the deadline" in capsys.readouterr().err
+
+
 if __name__ == "__main__":
     main()

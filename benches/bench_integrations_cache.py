@@ -361,5 +361,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def test_integrations_cache_runs(capsys: Any) -> None:
+    # Shares, not times: no pytest-benchmark group (skipped under --benchmark-only). The
+    # check run (make bench-check) runs the script small, so it cannot rot.
+    assert main(["--turns", "2"]) == 0
+    assert "2 turns" in capsys.readouterr().out
+
+
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -9,7 +9,8 @@ character (most real text: one "é" or "→" is enough) and windows that are pur
 Without DIR only the synthetic texts are timed. ``--compare`` times another revision of
 the module in the same process, e.g.
 ``--compare <(git show ce177dc:python/runcontext/providers/redact.py)``, and prints ratios.
-Medians on a shared machine; never a pass/fail gate.
+Medians on a shared machine; never a pass/fail gate. `pytest benches/bench_redact.py
+--benchmark-only` times the synthetic texts with pytest-benchmark, one group each.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from __future__ import annotations
 import argparse
 import statistics
 from pathlib import Path
+from typing import Any
 
+import pytest
 from _redact_impl import Redact, load
 
-from _timing import fmt_time, median_seconds
+from _timing import benchmark_call, fmt_time, median_seconds
 
 BUDGET = 32 * 1024
 
@@ -88,6 +91,13 @@ def main() -> None:
         times = [time_median(redact, texts) for _, redact in implementations]
         ratio = f"   {times[1] / times[0]:6.1f}× faster" if len(times) > 1 else ""
         print(f"  {name:<46}" + "".join(f"{fmt_time(t):>14}" for t in times) + ratio)
+
+
+@pytest.mark.parametrize("shape", list(synthetic()))
+def test_redact(benchmark: Any, shape: str) -> None:
+    benchmark.group = f"redact() of 32 KiB: {shape}"
+    text, redact = synthetic()[shape], load(None)[1]
+    benchmark_call(benchmark, lambda: redact(text), implementation="redact()", anchor=False)
 
 
 if __name__ == "__main__":

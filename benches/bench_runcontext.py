@@ -3,6 +3,7 @@
 Run by hand from the repository root: `python benches/bench_runcontext.py`. Compares the
 Rust-backed RunContext with the pure-Python reference (tests/reference/) and with a plain
 f-string rendering that neither validates nor digests, so the cost of correctness is visible.
+`pytest benches/bench_runcontext.py --benchmark-only` times the same three side by side.
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from _timing import fmt_time, median_seconds, print_table
+import pytest
+
+from _timing import benchmark_call, fmt_time, median_seconds, print_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from runcontext import RunContext
@@ -60,13 +64,20 @@ def fstring(date: str = "2026-11-30") -> tuple[str, str]:
     return head, tail
 
 
+# runcontext, then the anchors.
+BUILDS = {
+    "runcontext.RunContext": build,
+    "reference RunContext (pure Python)": build_reference,
+    "f-string, no validation, no digest": fstring,
+}
+
+
 def main() -> None:
     assert build().tail_text == build_reference().tail_text == fstring()[1]
     assert build().digest == build_reference().digest
     rows = [
-        ("runcontext.RunContext", median_seconds(build)),
-        ("reference RunContext (pure Python)", median_seconds(build_reference, repeat=7)),
-        ("f-string, no validation, no digest", median_seconds(fstring)),
+        (name, median_seconds(fn, repeat=7 if fn is build_reference else 15))
+        for name, fn in BUILDS.items()
     ]
     print(
         f"typical context: identity {len(IDENTITY)} B, AGENTS.md {len(AGENTS_MD)} B, "
@@ -85,6 +96,17 @@ def main() -> None:
             samples.append(time.perf_counter() - start)
         samples.sort()
         print(f"  1,000 contexts differing only in the date, {label:<24} {fmt_time(samples[3])}")
+
+
+@pytest.mark.parametrize("implementation", BUILDS)
+def test_runcontext(benchmark: Any, implementation: str) -> None:
+    benchmark.group = "RunContext build + render + digest: 8 KB AGENTS.md, 4 facts"
+    benchmark_call(
+        benchmark,
+        BUILDS[implementation],
+        implementation=implementation,
+        anchor=implementation != "runcontext.RunContext",
+    )
 
 
 if __name__ == "__main__":

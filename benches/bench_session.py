@@ -9,23 +9,31 @@ Prints medians (records/s, bytes, ms) and ratios:
   against the same conversation with each run's rendered context stored inline;
 - the time to open that transcript (parse, check canonical form, rebuild and verify every
   run's context digest).
+
+`pytest benches/bench_session.py --benchmark-only` times one append and the open with
+pytest-benchmark, an append beside writing the same canonical line to a plain file (the
+anchor: what the transcript adds to a write).
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from runcontext import RunContext, canonical_json
 from runcontext.transcript.session import Session
 
-from _timing import fmt_time, median_seconds
+from _timing import benchmark_call, fmt_time, median_seconds
 
 SEED = {"role": "system", "content": "You are a careful coding agent working in this repo."}
 AGENTS = "".join(f"Rule {i}: keep the build green and explain every change.\n" for i in range(150))
@@ -83,10 +91,10 @@ def run_rate(directory: Path, *, durable: bool, count: int, repeat: int = 5) -> 
     return statistics.median(rates)
 
 
-def build_transcript(path: Path) -> None:
+def build_transcript(path: Path, runs: int = RUNS) -> None:
     conversation: list[dict[str, str]] = [SEED]
     with Session.create(path, conversation, clock=clock) as session:
-        for n in range(RUNS):
+        for n in range(runs):
             conversation.append(user(n))
             session.record_run(conversation, context(n), reply(n))
             conversation.append(reply(n))
@@ -153,6 +161,51 @@ def main() -> None:
         opened, listed = median_seconds(open_only, repeat=7), median_seconds(reopen, repeat=7)
         print(f"  Session.open (verifies every run)       {fmt_time(opened)}")
         print(f"  Session.open + runs() ({RUNS:,} contexts)  {fmt_time(listed)}")
+
+
+@pytest.mark.parametrize("durable", [False, True], ids=["durable=False", "durable=True"])
+@pytest.mark.parametrize("implementation", ["Session.append_messages", "plain file write"])
+def test_append(benchmark: Any, tmp_path: Path, durable: bool, implementation: str) -> None:
+    benchmark.group = f"transcript: append one ~250-byte message record, durable={durable}"
+    message = {"role": "user", "content": "x" * 200}
+    if implementation == "Session.append_messages":
+        session = Session.create(tmp_path / "t.jsonl", [SEED], durable=durable, clock=clock)
+
+        def append() -> None:
+            session.append_messages([message])
+    else:
+        line = canonical_json({"type": "message", "index": 1, "message": message}) + b"\n"
+        plain = (tmp_path / "plain.jsonl").open("ab", buffering=0)
+
+        def append() -> None:
+            plain.write(line)
+            if durable:
+                os.fsync(plain.fileno())
+
+    try:
+        benchmark_call(
+            benchmark,
+            append,
+            implementation=implementation,
+            anchor=implementation != "Session.append_messages",
+        )
+    finally:
+        (session if implementation == "Session.append_messages" else plain).close()
+
+
+@pytest.mark.parametrize("implementation", ["Session.open", "Session.open + runs()"])
+def test_open(benchmark: Any, quick: bool, tmp_path: Path, implementation: str) -> None:
+    runs = 50 if quick else RUNS
+    benchmark.group = f"transcript: open and verify a {runs:,}-run transcript"
+    path = tmp_path / "t.jsonl"
+    build_transcript(path, runs)
+
+    def reopen() -> None:
+        with Session.open(path) as session:
+            if implementation == "Session.open + runs()":
+                session.runs()
+
+    benchmark_call(benchmark, reopen, implementation=implementation, anchor=False)
 
 
 if __name__ == "__main__":

@@ -5,17 +5,25 @@ N runs (8.8 KB AGENTS.md, a fact that changes every run), then Session.open of t
 
 record_run should cost the same at run 10 and at run N (it looks at the new messages only);
 open grows linearly with the records.
+
+`pytest benches/bench_session_scaling.py --benchmark-only` times record_run after N runs and
+Session.open with pytest-benchmark, N from RUNCONTEXT_BENCH_SCALING_RUNS (default 1000; 50
+under --benchmark-disable).
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from runcontext import RunContext, Session
+
+from _timing import benchmark_call
 
 AGENTS = "Keep the build green.\n" * 400
 
@@ -52,6 +60,41 @@ def main(sizes: list[int]) -> None:
                 f"{last * 1e6:.0f} µs (last 100), median; open {opened:.0f} ms (median of 3), "
                 f"{path.stat().st_size / 1e6:.1f} MB"
             )
+
+
+# -- pytest-benchmark ---------------------------------------------------------------------
+
+
+def _runs(quick: bool) -> int:
+    return 50 if quick else int(os.environ.get("RUNCONTEXT_BENCH_SCALING_RUNS", "1000"))
+
+
+def test_open_scaling(benchmark: Any, quick: bool, tmp_path: Path) -> None:
+    runs = _runs(quick)
+    benchmark.group = f"transcript scaling: Session.open after {runs:,} runs"
+    path = tmp_path / "t.jsonl"
+    build(path, runs)
+    benchmark_call(
+        benchmark, lambda: Session.open(path).close(), implementation="Session.open", anchor=False
+    )
+
+
+def test_record_run_scaling(benchmark: Any, quick: bool, tmp_path: Path) -> None:
+    runs = _runs(quick)
+    benchmark.group = f"transcript scaling: record_run after {runs:,} runs"
+    path = tmp_path / "t.jsonl"
+    build(path, runs)
+    with Session.open(path) as session:
+        conversation = session.messages()
+        context = RunContext(head_sections=[("AGENTS.md", AGENTS)], facts=[("date", "d")])
+        reply = {"role": "assistant", "content": "ok"}
+
+        def record() -> None:
+            conversation.append({"role": "user", "content": f"step {len(conversation)}"})
+            session.record_run(conversation, context, reply)
+            conversation.append(reply)
+
+        benchmark_call(benchmark, record, implementation="Session.record_run", anchor=False)
 
 
 if __name__ == "__main__":

@@ -5,20 +5,28 @@ messages hold: the ratio column (1 MB median / 10 B median) should stay near 1.0
 All 1 MB messages share one string object, so the largest case needs about 1 MB of text.
 
     python benches/bench_splice.py [--repeats N]
+
+`pytest benches/bench_splice.py --benchmark-only` times each call and size with pytest-benchmark:
+one group per call and size, the 1 MB messages beside the 10 B ones (the anchor).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
+import pytest
+
 from runcontext import RunContext
 from runcontext._splice import splice
 from runcontext.adapters import anthropic_messages, openai_chat, openai_responses
+
+from _timing import benchmark_call
 
 SIZES = (10, 1_000, 100_000)
 BODIES = {"10 B": "x" * 10, "1 MB": "x" * 1_000_000}
@@ -89,6 +97,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{name:<20}{count:>10,}{human(small):>14}{human(large):>14}{large / small:>10.2f}"
             )
     return 0
+
+
+@functools.cache
+def cached_conversation(count: int, body: str) -> list[dict[str, Any]]:
+    return conversation(count, BODIES[body])
+
+
+@pytest.mark.parametrize("body", BODIES)
+@pytest.mark.parametrize("name", CALLS)
+@pytest.mark.parametrize("count", SIZES)
+def test_splice(benchmark: Any, quick: bool, count: int, name: str, body: str) -> None:
+    count = min(count, 1_000) if quick else count
+    benchmark.group = f"{name}: {count:,} messages, 1 MB each vs 10 B each"
+    messages, call = cached_conversation(count, body), CALLS[name]
+    benchmark_call(
+        benchmark,
+        lambda: call(messages, CONTEXT),
+        implementation=f"{name}, {body} messages",
+        anchor=body == "10 B",
+    )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -52,3 +53,70 @@ def test_help_lists_every_command() -> None:
     shown = " ".join(result.stdout.split())  # argparse wraps long lines
     for name, (_, summary) in COMMANDS.items():
         assert name in shown and summary in shown
+
+
+NEW_MODULES = """
+import sys
+before = set(sys.modules)
+{code}
+print("NEW:", " ".join(sorted(set(sys.modules) - before)))
+"""
+
+
+def _new_modules(code: str, *args: str) -> set[str]:
+    """The modules a fresh interpreter imports to run ``code`` (beyond its start-up's)."""
+    result = subprocess.run(
+        [sys.executable, "-c", NEW_MODULES.format(code=code), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    marked = [line for line in result.stdout.splitlines() if line.startswith("NEW:")]
+    return set(marked[-1].split()[1:])
+
+
+def test_import_runcontext_loads_the_core_and_nothing_of_the_standard_library() -> None:
+    # typing alone (with the re, functools and collections it imports) was most of it.
+    imported = _new_modules("import runcontext")
+    assert imported - {"__future__"} == {
+        "runcontext",
+        "runcontext._core",
+        "runcontext._splice",
+        "runcontext.errors",
+    }
+
+
+def test_version_is_answered_without_argparse() -> None:
+    code = "from runcontext.cli import main\ntry: main(['--version'])\nexcept SystemExit: pass"
+    imported = _new_modules(code)
+    assert not imported & {"argparse", "typing", "re", "json"}
+    assert not any(
+        module.startswith("runcontext.cli.") for module in imported - {"runcontext.cli._commands"}
+    )
+
+
+def test_version_prints_what_argparse_prints_and_exits_0(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from runcontext.cli import build_parser, main
+
+    with pytest.raises(SystemExit) as fast:
+        main(["--version"])
+    printed = capsys.readouterr()
+    with pytest.raises(SystemExit) as parsed:
+        build_parser("").parse_args(["--version"])  # argparse's version action
+    assert (printed, fast.value.code) == (capsys.readouterr(), parsed.value.code)
+    assert printed.out.startswith("runcontext ") and fast.value.code == 0
+
+
+def test_show_imports_no_asyncio_subprocess_or_platform(tmp_path: Path) -> None:
+    # The default providers are synchronous, read git's files themselves and ask os.uname()
+    # for the machine: asyncio (with ssl, socket, concurrent.futures and logging), subprocess
+    # and platform are only for async providers and `--git-dirty`.
+    code = (
+        "import io, contextlib\nfrom runcontext.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    main(['show', sys.argv[1]])"
+    )
+    imported = _new_modules(code, str(tmp_path))
+    assert "runcontext.cli.show" in imported
+    assert not imported & {"asyncio", "subprocess", "platform", "concurrent.futures", "json"}

@@ -13,8 +13,7 @@ do: :mod:`runcontext.adapters` (request bodies per provider API), :mod:`runconte
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import sys as _sys
 
 # The core is imported eagerly: it is what almost every caller needs, and it is cheap.
 from runcontext._core import (
@@ -29,6 +28,11 @@ from runcontext._core import (
 )
 from runcontext._splice import splice
 from runcontext.errors import CanonicalJSONError, RunContextError
+
+# Not `typing.TYPE_CHECKING`: importing typing (and the re, functools and collections it pulls
+# in) would be most of `import runcontext`'s time. Type checkers treat any name TYPE_CHECKING
+# as true.
+TYPE_CHECKING = False
 
 # The rest loads on first use (PEP 562): the builder pulls in asyncio, concurrent.futures and
 # subprocess, which tripled the import time of a program that only builds a RunContext. The
@@ -101,13 +105,14 @@ _MOVED = {
 
 if not TYPE_CHECKING:
 
-    def __getattr__(name: str) -> Any:
+    def __getattr__(name: str) -> object:
         module_name = _LAZY.get(name)
         if module_name is None:
             moved = _MOVED.get(name)
             hint = f"; it moved to {moved}: from {moved} import {name}" if moved else ""
             raise AttributeError(f"module 'runcontext' has no attribute {name!r}{hint}")
-        module = importlib.import_module(module_name)
+        __import__(module_name)  # the builtin: importlib would add the warnings module
+        module = _sys.modules[module_name]
         value = module if name == "adapters" else getattr(module, name)
         globals()[name] = value  # later lookups skip __getattr__
         return value

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+# collections.abc re-exports these very classes from _collections_abc, which the interpreter
+# has loaded at start-up; importing collections.abc would also import collections (and typing
+# would import re): `import runcontext` stays at the core's cost (issue 13).
+from _collections_abc import Mapping, Sequence
 
 from runcontext._core import RunContext
+
+TYPE_CHECKING = False  # type checkers treat any name TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["check_context", "check_messages", "splice"]
 

@@ -9,7 +9,9 @@ fix it; the location is also available as attributes.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # not typing's: `import runcontext` stays without typing (issue 13)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "CanonicalJSONError",

@@ -3,22 +3,27 @@
 Each subcommand lives in its own module with a ``register(subparsers)`` function that adds
 its parser and sets ``handler``; only the module of the command being run is imported (the
 others appear in ``--help`` from the table in ``_commands``), so ``runcontext --version``
-starts as fast as the interpreter. Errors the user can fix print one line on stderr and exit
-1, never a traceback.
+starts as fast as the interpreter. ``--version`` alone is answered before argparse is even
+imported; argparse, and what the terminal escaping needs (json, re), load only when a command
+line is parsed (issue 13's start-up targets). Errors the user can fix print one line on stderr
+and exit 1, never a traceback.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
-from collections.abc import Sequence
 
 from runcontext import __version__
 from runcontext.cli._commands import COMMANDS
-from runcontext.cli._terminal import visible
+
+TYPE_CHECKING = False  # not typing's: the import of typing would cost more than the rest
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
 
 __all__ = ["main"]
+
+VERSION = f"runcontext {__version__}"
 
 
 class UsageError(Exception):
@@ -28,15 +33,18 @@ class UsageError(Exception):
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser, with the full parser of ``command`` (every command's, if ``None``) and a
     one-line entry for each other command."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="runcontext",
         description="The refreshable half of an LLM prompt: show, canonicalise and verify it.",
     )
-    parser.add_argument("--version", action="version", version=f"runcontext {__version__}")
+    parser.add_argument("--version", action="version", version=VERSION)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, summary) in COMMANDS.items():
         if command is None or name == command:
-            importlib.import_module(module).register(subparsers)
+            __import__(module)  # the builtin: importlib would add the warnings module
+            sys.modules[module].register(subparsers)
         else:
             subparsers.add_parser(name, help=summary)
     return parser
@@ -45,6 +53,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments == ["--version"]:  # what argparse's version action prints, and its exit
+        sys.stdout.write(VERSION + "\n")
+        sys.exit(0)
     # The top level takes no option with a value, so the first other word names the command.
     named = next((word for word in arguments if not word.startswith("-")), None)
     command = named if named in COMMANDS else None
@@ -56,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `runcontext show | head`: not an error worth a message
         return 1
     except (UsageError, ValueError, TypeError, OSError) as error:
+        from runcontext.cli._terminal import visible
+
         print(f"runcontext {args.command}: {visible(str(error))}", file=sys.stderr)
         return 1
     return status

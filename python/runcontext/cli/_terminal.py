@@ -11,10 +11,11 @@ reorder what is shown, as in "Trojan Source") as an escape, the way ``git`` and 
 
 from __future__ import annotations
 
-import json
-import re
-
 from runcontext._controls import CONTROLS, CONTROLS_JSON_LEAVES
+
+TYPE_CHECKING = False  # type checkers treat any name TYPE_CHECKING as true
+if TYPE_CHECKING:
+    import re
 
 __all__ = ["json_text", "visible"]
 
@@ -31,5 +32,7 @@ def visible(text: str) -> str:
 
 def json_text(value: object) -> str:
     """Indented JSON that keeps non-ASCII text readable but escapes what a terminal obeys."""
+    import json  # only for JSON output: `runcontext show` prints text without it
+
     text = json.dumps(value, ensure_ascii=False, indent=2)
     return CONTROLS_JSON_LEAVES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -311,11 +311,11 @@ async def _bounded(awaitable: Awaitable[object], deadline: float) -> object:
 
 def _call(provider: Provider, deadline: float) -> Outcome | None:
     """Run ``collect`` to completion in this (worker) thread; never raises."""
-    import asyncio  # on first use: the CLI starts without it
-
     try:
         result: object = provider.collect(deadline)
         if inspect.isawaitable(result):
+            import asyncio  # only for an async provider: `runcontext show` starts without it
+
             # An async provider under collect_all(): a private loop, cancelled at the deadline.
             result = asyncio.run(_bounded(result, deadline))
             if result is _LATE:

@@ -14,9 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import signal
 import stat
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -436,6 +434,9 @@ _KEPT_GIT_ENV = frozenset(
 
 def count_changes(root: Path, timeout: float) -> int:
     """Paths ``git status`` reports as changed or untracked; raises ``OSError``/``TimeoutError``."""
+    import signal  # only with --git-dirty: `runcontext show` starts without them
+    import subprocess
+
     env = {
         key: value
         for key, value in os.environ.items()

@@ -26,9 +26,12 @@ pub struct Transcript {
 
 #[derive(Default)]
 struct Shared {
-    sections: Option<(Vec<SectionRef>, Py<PyTuple>)>,
-    facts: Option<(Vec<(String, String)>, Py<PyTuple>)>,
+    sections: Kept<Vec<SectionRef>>,
+    facts: Kept<Vec<(String, String)>>,
 }
+
+/// A value the core returned and the Python tuple made of it.
+type Kept<T> = Option<(T, Py<PyTuple>)>;
 
 fn transcript_error(py: Python<'_>, name: &str, error: TranscriptError) -> PyErr {
     static FORMAT: PyOnceLock<Py<PyType>> = PyOnceLock::new();

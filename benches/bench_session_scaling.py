@@ -1,6 +1,6 @@
 """How a transcript's costs grow with its length: record_run at the start and at the end of
 N runs (8.8 KB AGENTS.md, a fact that changes every run), then Session.open of the result and
-`runcontext log` of it, each in a fresh process (wall time and peak RSS).
+`runcontext log` of it, each in a fresh process (wall time and peak RSS, Linux).
 
     python benches/bench_session_scaling.py [N ...]      (default: 1000 10000 50000)
 
@@ -24,28 +24,44 @@ from runcontext import RunContext, Session
 AGENTS = "Keep the build green.\n" * 400
 ROUNDS = 5
 
-# Each child prints "<seconds> <peak RSS in KiB>" of its own work on stderr's last line.
-_OPEN = """
-import resource, sys, time
+# Each child prints "<seconds> <peak RSS in KiB>" of its own work on stderr's last line. The
+# peak is VmHWM (this process image's high-water mark): getrusage's ru_maxrss survives exec on
+# Linux, so a child would report this (large) benchmark process's peak instead.
+_PEAK = """
+def peak():
+    with open("/proc/self/status") as status:
+        return next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+"""
+_OPEN = (
+    _PEAK
+    + """
+import sys, time
 from runcontext import Session
 start = time.perf_counter()
 Session.open(sys.argv[1]).close()
 took = time.perf_counter() - start
-print(took, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+print(took, peak(), file=sys.stderr)
 """
-_IMPORT = """
-import resource, sys
+)
+_IMPORT = (
+    _PEAK
+    + """
+import sys
 import runcontext
-print(0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+print(0, peak(), file=sys.stderr)
 """
-_LOG = """
-import contextlib, os, resource, sys
+)
+_LOG = (
+    _PEAK
+    + """
+import contextlib, os, sys
 from runcontext.cli import main
 sys.argv = ["runcontext", "log", *sys.argv[1:]]
 with open(os.devnull, "w") as out, contextlib.redirect_stdout(out):
     status = main()
-print(0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+print(0, peak(), file=sys.stderr)
 """
+)
 
 
 def build(path: Path, runs: int) -> tuple[float, float]:

@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         if not 1 <= args.run <= len(runs):
             span = f"runs 1 to {len(runs)}" if runs else "no runs"
             raise ValueError(f"{args.transcript}: no run {args.run}: the transcript has {span}")
-        previous = runs[args.run - 2].context if args.run > 1 else None
+        previous = runs[args.run - 2] if args.run > 1 else None
         chosen = runs[args.run - 1]
         sent = messages[: chosen.messages]
         if args.json:
@@ -130,11 +130,13 @@ def run(args: argparse.Namespace) -> int:
             print(visible(_run_text(chosen, previous)), end="")
             print(visible(_messages_text(sent) if args.messages else _full_text(chosen)), end="")
         return 0
-    # Changes are always against the run before in the transcript, listed or not.
+    # Changes are always against the run before in the transcript, listed or not. Runs are
+    # compared by their sections and facts: no RunContext is built for the list (the core
+    # verified each run's digest on open).
     listed = [
-        (recorded, runs[i - 1].context if i else None)
+        (recorded, runs[i - 1] if i else None)
         for i, recorded in enumerate(runs)
-        if selection.keeps(recorded, runs[i - 1].context if i else None)
+        if selection.keeps(recorded, runs[i - 1] if i else None)
     ]
     if args.json:
         _print_json([_run_json(recorded, previous) for recorded, previous in listed])
@@ -184,16 +186,16 @@ class _Selection:
     def active(self) -> bool:
         return bool(self.since or self.until or self.facts or self.sections)
 
-    def keeps(self, recorded: Run, previous: RunContext | None) -> bool:
+    def keeps(self, recorded: Run, previous: Run | None) -> bool:
         if self.since is not None and recorded.time < self.since:
             return False
         if self.until is not None and recorded.time > self.until:
             return False
-        told = dict(recorded.context.facts)
+        told = dict(recorded.facts)
         if any(told.get(name) != value for name, value in self.facts):
             return False
         if self.sections:
-            found = changes(previous, recorded.context)["sections"]
+            found = changes(previous, recorded)["sections"]
             touched = {name for verb in found.values() for name in verb}
             return any(name in touched for name in self.sections)
         return True
@@ -232,7 +234,7 @@ def _anchored_head(session: Session) -> tuple[int, str] | None:
     )
 
 
-def told_date(context: RunContext) -> str | None:
+def told_date(context: RunContext | Run) -> str | None:
     """The date the agent was told: the value of the context's ``date`` fact, if it has one."""
     return dict(context.facts).get(DATE_FACT)
 
@@ -248,7 +250,7 @@ def _section_text(section: Section) -> str:
     return f"{section.position} {size} B {section.digest[: len('blake3:') + SHORT_DIGEST]}"
 
 
-def _change_lines(previous: RunContext | None, current: RunContext) -> list[str]:
+def _change_lines(previous: Run | None, current: Run) -> list[str]:
     found = changes(previous, current)
     before_facts = {} if previous is None else dict(previous.facts)
     after_facts = dict(current.facts)
@@ -278,15 +280,15 @@ def _change_lines(previous: RunContext | None, current: RunContext) -> list[str]
     return lines
 
 
-def _run_text(recorded: Run, previous: RunContext | None) -> str:
-    told = told_date(recorded.context)
+def _run_text(recorded: Run, previous: Run | None) -> str:
+    told = told_date(recorded)
     when = _time(recorded)
     if told is not None and told != recorded.time.date().isoformat():
         when += f"  told {_one_line(told)}"
     lines = [
         f"run {recorded.number}  {when}  {recorded.digest}  "
         f"{recorded.messages} message{'' if recorded.messages == 1 else 's'}",
-        *_change_lines(previous, recorded.context),
+        *_change_lines(previous, recorded),
     ]
     if len(lines) == 1:
         lines.append("  (no context)" if previous is None else "  unchanged")
@@ -329,7 +331,7 @@ def _section_json(section: Section) -> dict[str, Any]:
     }
 
 
-def _changes_json(previous: RunContext | None, current: RunContext) -> dict[str, Any]:
+def _changes_json(previous: Run | None, current: Run) -> dict[str, Any]:
     found = changes(previous, current)
     before_facts = {} if previous is None else dict(previous.facts)
     after_facts = dict(current.facts)
@@ -362,15 +364,15 @@ def _changes_json(previous: RunContext | None, current: RunContext) -> dict[str,
     }
 
 
-def _run_json(recorded: Run, previous: RunContext | None) -> dict[str, Any]:
+def _run_json(recorded: Run, previous: Run | None) -> dict[str, Any]:
     return {
         # "run" is Run.number, as the transcript's run records call it (TRANSCRIPT.md).
         "run": recorded.number,
         "time": recorded.time.isoformat().replace("+00:00", "Z"),
-        "date": told_date(recorded.context),
+        "date": told_date(recorded),
         "digest": recorded.digest,
         "messages": recorded.messages,
-        "changes": _changes_json(previous, recorded.context),
+        "changes": _changes_json(previous, recorded),
     }
 
 

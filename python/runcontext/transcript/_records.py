@@ -8,7 +8,6 @@ their order) is in the core (``runcontext_core::transcript``, bound as
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,16 +33,22 @@ Clock = Callable[[], datetime]
 Structure = tuple[tuple[tuple[str, str, str], ...], tuple[tuple[str, str], ...]]
 
 
-@dataclass(frozen=True)
-class Envelope:
-    """A ``run-context`` record as read (already verified by the core)."""
-
-    number: int
-    time: datetime
-    digest: str
-    messages: int
-    structure: Structure
-    tokens: dict[str, Any] | None = None  # the record's optional `tokens` member
+# A ``run-context`` record as the core returns it, verified (``Transcript.read_line`` and
+# ``read_lines``): ("run-context", number, digest, time, messages, sections, facts, tokens),
+# with the sections and facts of a Structure and the record's optional ``tokens`` member (a
+# dict, or None). Kept as the core's tuple: a session holds one per run, and turns it into a
+# Run only when asked. Consecutive runs with the same sections (or facts) share one tuple of
+# them.
+Envelope = tuple[
+    str,
+    int,
+    str,
+    str,
+    int,
+    tuple[tuple[str, str, str], ...],
+    tuple[tuple[str, str], ...],
+    dict[str, Any] | None,
+]
 
 
 def structure(context: RunContext) -> Structure:

@@ -8,17 +8,35 @@ fact to the tail naming what differs from the transcript's last run.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from runcontext._core import RunContext
+from runcontext.section import Section
 from runcontext.transcript.session import Session
 
 __all__ = ["CHANGED_FACT", "changed_since", "changes"]
+
+
+class _Parts(Protocol):
+    """What :func:`changes` compares: a RunContext, or a Run (its context's parts, without
+    building the context)."""
+
+    @property
+    def sections(self) -> tuple[Section, ...]: ...
+
+    @property
+    def facts(self) -> tuple[tuple[str, str], ...]: ...
+
 
 # The fact's name: it reads as a sentence in the tail (`- changed since the previous run: …`).
 CHANGED_FACT = "changed since the previous run"
 
 
-def changes(previous: RunContext | None, current: RunContext) -> dict[str, dict[str, list[str]]]:
+def changes(previous: _Parts | None, current: _Parts) -> dict[str, dict[str, list[str]]]:
     """Names of the sections and facts added, removed and changed since ``previous``.
+
+    Each is a RunContext or a :class:`~runcontext.transcript.Run` (whose ``sections`` and
+    ``facts`` are its context's).
 
     A section changes when its text or its position (head or tail) does; a fact when its value
     does. Names are listed in the current context's order (removed ones in the previous one's).
@@ -32,6 +50,9 @@ def changes(previous: RunContext | None, current: RunContext) -> dict[str, dict[
         ("sections", before_sections, after_sections),
         ("facts", before_facts, after_facts),
     ):
+        if before == after:  # nothing added, removed or changed (the common case in a log)
+            result[kind] = {"added": [], "removed": [], "changed": []}
+            continue
         result[kind] = {
             "added": [name for name in after if name not in before],
             "removed": [name for name in before if name not in after],

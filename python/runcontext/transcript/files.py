@@ -206,31 +206,33 @@ class FileStore:
                 line=None,
             )
         lines: list[bytes] = []
-        pending = bytearray()
+        pending: list[bytes] = []  # the incomplete line after the last newline, in pieces
+        partial = 0  # its length
         start_position = position
-        while position + len(pending) < size:
-            chunk = os.pread(
-                self._fd, min(_CHUNK, size - position - len(pending)), position + len(pending)
-            )
+        while position + partial < size:
+            chunk = os.pread(self._fd, min(_CHUNK, size - position - partial), position + partial)
             if not chunk:
                 break
-            scanned = len(pending)
-            pending += chunk
-            start = 0
-            newline = pending.find(b"\n", scanned)
-            while newline >= 0:
-                lines.append(bytes(pending[start:newline]))
-                start = newline + 1
-                newline = pending.find(b"\n", start)
-            if start:
-                del pending[:start]
-                position += start
-            if len(pending) > self._max_line_bytes:
+            last = chunk.rfind(b"\n")
+            if last < 0:
+                pending.append(chunk)
+                partial += len(chunk)
+            else:
+                # Every line up to the chunk's last newline, split in C (no loop per line).
+                complete = chunk[:last]
+                if pending:
+                    complete = b"".join(pending) + complete
+                lines.extend(complete.split(b"\n"))
+                position += partial + last + 1
+                rest = chunk[last + 1 :]
+                pending = [rest] if rest else []
+                partial = len(rest)
+            if partial > self._max_line_bytes:
                 raise LineTooLong(lines, position, self._max_line_bytes)
             if position - start_position >= _BATCH:
                 self.partial = 0  # not at the end: the caller reads on from the cursor
                 return lines, position
-        self.partial = len(pending)
+        self.partial = partial
         return lines, position
 
     @contextmanager

@@ -24,8 +24,9 @@ import threading
 import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from runcontext._core import (
 )
 from runcontext._splice import check_context, check_messages
 from runcontext.errors import CanonicalJSONError, RunContextError
+from runcontext.section import Section
 from runcontext.transcript._records import (
     TRANSCRIPT_VERSION,
     Clock,
@@ -87,6 +89,40 @@ class TornTail:
     length: int
 
 
+class _Contexts:
+    """What runs' contexts are built from: each section body of the transcript once (as the
+    core verified it), and each context built, shared by every run with its structure."""
+
+    __slots__ = ("bodies", "built")
+
+    def __init__(self) -> None:
+        self.bodies: dict[str, tuple[str, str]] = {}  # digest: (name, text)
+        self.built: dict[Structure, RunContext] = {}
+
+    def sections(self, structure: Structure) -> tuple[Section, ...]:
+        bodies = self.bodies
+        return tuple(
+            Section._make((position, name, bodies[digest][1], digest))
+            for position, name, digest in structure[0]
+        )
+
+    def context(self, structure: Structure, number: int) -> RunContext:
+        """The run's context, built on first use (the core verified its digest when it read
+        the record) and shared by every run with the same structure."""
+        context = self.built.get(structure)
+        if context is None:
+            sections, facts = structure
+            bodies = self.bodies  # the core checked every digest is recorded
+            head = [bodies[d] for position, _, d in sections if position == "head"]
+            tail = [bodies[d] for position, _, d in sections if position == "tail"]
+            try:
+                context = RunContext(head_sections=head, facts=facts, tail_sections=tail)
+            except RunContextError as error:  # the core refused this record already
+                raise AssertionError(f"run {number}: {error}") from error
+            context = self.built.setdefault(structure, context)
+        return context
+
+
 @dataclass(frozen=True)
 class Run:
     """One recorded run.
@@ -94,17 +130,35 @@ class Run:
     ``number`` counts from 1; ``time`` is the envelope's UTC timestamp; ``messages`` is how many
     conversation messages the request carried (the tail followed message ``messages - 1``);
     ``context`` is the RunContext rebuilt from the transcript, and ``context.digest == digest``
-    (verified when the transcript was read). ``tokens`` is the run's recorded ``tokens``
-    member (its request's counts by part, their quality, the budget limit and what was
-    billed; docs/TRANSCRIPT.md), or ``None`` for a run recorded without counts.
+    (verified when the transcript was read). It is built the first time it is asked for and
+    shared by every run with the same sections and facts; ``sections`` and ``facts`` are the
+    same as the context's without building it (each section's text is one string per body,
+    shared by every run that names it). ``tokens`` is the run's recorded ``tokens`` member
+    (its request's counts by part, their quality, the budget limit and what was billed;
+    docs/TRANSCRIPT.md), or ``None`` for a run recorded without counts.
     """
 
     number: int
     time: datetime
     digest: str
     messages: int
-    context: RunContext
-    tokens: Mapping[str, Any] | None = None
+    tokens: Mapping[str, Any] | None
+    _structure: Structure = field(repr=False, compare=False)
+    _library: _Contexts = field(repr=False, compare=False)
+
+    @cached_property
+    def context(self) -> RunContext:
+        return self._library.context(self._structure, self.number)
+
+    @cached_property
+    def sections(self) -> tuple[Section, ...]:
+        """``context.sections``: the sections in render order, head first."""
+        return self._library.sections(self._structure)
+
+    @property
+    def facts(self) -> tuple[tuple[str, str], ...]:
+        """``context.facts``: the facts as ``(name, value)`` pairs, in order."""
+        return self._structure[1]
 
 
 def _check_reply(reply: object) -> Mapping[str, Any]:
@@ -274,8 +328,10 @@ class Session:
         # for the conversation check, and decoded (by the core) only when asked for.
         self._messages: list[bytes] = []
         self._last_message_line = 0  # the line of the last message record
-        self._envelopes: list[Envelope] = []
-        self._contexts: dict[Structure, RunContext] = {}  # each context, built once
+        self._envelopes: list[Envelope] = []  # one per run, as the core returned it
+        self._runs: list[Run] = []  # the first runs as Run objects, once runs() asked
+        self._library = _Contexts()
+        self._contexts = self._library.built  # each context, built once, on first use
         self._torn: TornTail | None = None
         self._repaired: TornTail | None = None
         self._closed = False
@@ -391,7 +447,9 @@ class Session:
         """Every run, each with its RunContext rebuilt from the transcript."""
         with self._thread_lock:
             self._refresh(warn=True)
-            return [self._run(envelope) for envelope in self._envelopes]
+            runs = self._runs
+            runs.extend(self._run(envelope) for envelope in self._envelopes[len(runs) :])
+            return runs.copy()
 
     def context_at(self, run: int) -> RunContext:
         """The RunContext of run number ``run`` (1-based), rebuilt from the transcript."""
@@ -404,6 +462,8 @@ class Session:
                 raise IndexError(
                     f"{os.fspath(self._where)}: no run {run}: the transcript has {span}"
                 )
+            if run <= len(self._runs):
+                return self._runs[run - 1].context
             return self._run(self._envelopes[run - 1]).context
 
     # --- checking ---------------------------------------------------------------------------
@@ -555,15 +615,20 @@ class Session:
             return lines, bodies, last_message
 
         self._append(build)
-        envelope = Envelope(
-            number=self._state.runs,
-            time=parse_time(when),
-            digest=context.digest,
-            messages=len(messages),
-            structure=structure(context),
-            tokens=None if tokens_body is None else json_value(tokens_body),
+        sections, facts = structure(context)
+        envelope: Envelope = (
+            "run-context",
+            self._state.runs,
+            context.digest,
+            when,
+            len(messages),
+            sections,
+            facts,
+            None if tokens_body is None else json_value(tokens_body),
         )
-        self._contexts.setdefault(envelope.structure, context)
+        for section in context.sections:
+            self._library.bodies.setdefault(section.digest, (section.name, section.text))
+        self._contexts.setdefault((sections, facts), context)
         # The envelope goes before the reply's message in the file; its place in the list of
         # runs is all that matters here.
         self._envelopes.append(envelope)
@@ -682,12 +747,27 @@ class Session:
                 return
 
     def _apply_batch(self, lines: list[bytes]) -> None:
-        for index in range(self._skip, len(lines)):
+        """Verify ``lines[self._skip:]`` in the core (the header alone, then the rest in one
+        call) and take them in; on a refusal, ``self._skip`` is where it stopped."""
+        state = self._state
+        start = self._skip
+        try:
+            if state.lines == 0 and start < len(lines):
+                self._apply_header(lines[start])
+                start += 1
+            before = state.lines
             try:
-                self._apply(lines[index])
+                state.read_lines(
+                    lines, start, self._messages, self._envelopes, self._library.bodies
+                )
             except BaseException:
-                self._skip = index  # lines[:index] are applied; read from the cursor again
+                start += state.lines - before  # lines[:start] are applied; read them again
                 raise
+        except BaseException:
+            self._skip = start
+            raise
+        finally:
+            self._last_message_line = max(self._last_message_line, state.last_message_line)
 
     def _torn_at(self, partial: int) -> TornTail | None:
         if not partial:
@@ -717,56 +797,20 @@ class Session:
                 kind="blank-line",
             )
 
-    def _apply(self, raw: bytes) -> None:
-        """Verify one complete line (the core checks every rule) and take it in."""
-        item = self._state.read_line(raw)
-        kind = item[0]
-        if kind == "message":
-            self._messages.append(item[2])
-            self._last_message_line = self._state.lines
-        elif kind == "run-context":
-            _, number, recorded, time, messages, sections, facts, tokens = item
-            self._envelopes.append(
-                Envelope(
-                    number=number,
-                    time=parse_time(time),
-                    digest=recorded,
-                    messages=messages,
-                    structure=(sections, facts),
-                    tokens=tokens,
-                )
-            )
-        elif kind == "header":
-            self._created = parse_time(item[3])
-
-    def _context(self, envelope: Envelope) -> RunContext:
-        """The run's context, built from the transcript on first use (the core verified its
-        digest when it read the record) and shared by every run with the same structure."""
-        context = self._contexts.get(envelope.structure)
-        if context is None:
-            sections, facts = envelope.structure
-            bodies: dict[str, tuple[str, str]] = {}
-            for _, _, held in sections:
-                body = self._state.section(held)
-                assert body is not None  # the core checked every digest is recorded
-                bodies[held] = body
-            head = [bodies[d] for position, _, d in sections if position == "head"]
-            tail = [bodies[d] for position, _, d in sections if position == "tail"]
-            try:
-                context = RunContext(head_sections=head, facts=facts, tail_sections=tail)
-            except RunContextError as error:  # the core refused this record already
-                raise AssertionError(f"run {envelope.number}: {error}") from error
-            self._contexts[envelope.structure] = context
-        return context
+    def _apply_header(self, raw: bytes) -> None:
+        """Verify line 1 (the core checks every rule) and take it in."""
+        self._created = parse_time(self._state.read_line(raw)[3])
 
     def _run(self, envelope: Envelope) -> Run:
+        _, number, digest, time, messages, sections, facts, tokens = envelope
         return Run(
-            number=envelope.number,
-            time=envelope.time,
-            digest=envelope.digest,
-            messages=envelope.messages,
-            context=self._context(envelope),
-            tokens=envelope.tokens,
+            number=number,
+            time=parse_time(time),
+            digest=digest,
+            messages=messages,
+            tokens=tokens,
+            _structure=(sections, facts),
+            _library=self._library,
         )
 
 

@@ -39,7 +39,7 @@ use std::sync::Arc;
 use crate::canonical::{write_str, MAX_DEPTH};
 use crate::digest::{digest_bytes, DIGEST_PREFIX};
 use crate::parse::{parse, ParseErrorKind};
-use crate::runcontext::{digest_of_kept, normalise, Entry, Position, RunContext, FORMAT_VERSION};
+use crate::runcontext::{normalise, Entry, Position, RunContext, FORMAT_VERSION};
 use crate::tokens::Tokens;
 use crate::value::Value;
 use crate::CanonicalErrorKind;
@@ -237,6 +237,10 @@ pub struct Transcript {
     /// Each distinct (sections, facts) already verified, with its digest: runs repeating
     /// one context are rebuilt once.
     verified: HashMap<Structure, String>,
+    /// Each section body as a context document holds it (`[name,text]`, canonical), encoded
+    /// the first time a run names it: runs with changing facts re-hash it but never re-escape
+    /// it. A pure function of the body, so a rolled-back batch may leave an entry harmlessly.
+    encoded: HashMap<String, Arc<[u8]>>,
     mark: Option<Mark>,
     max_line_bytes: usize,
 }
@@ -1034,7 +1038,7 @@ impl Transcript {
     /// sections stand in with a one-character text); a section's text must be what a
     /// RunContext keeps (non-empty, normalised); the digest is then computed from the parts,
     /// without rendering the context.
-    fn rebuild(&self, structure: &Structure) -> Result<String, String> {
+    fn rebuild(&mut self, structure: &Structure) -> Result<String, String> {
         let (sections, facts) = structure;
         let stand_ins = |position: Position| -> Vec<Entry> {
             sections
@@ -1052,13 +1056,6 @@ impl Transcript {
             stand_ins(Position::Tail),
         )
         .map_err(|e| format!("do not make a valid RunContext ({e})"))?;
-        let bodies: Vec<(Position, &str, &str)> = sections
-            .iter()
-            .map(|s| {
-                let (name, text) = &self.sections[&s.digest];
-                (s.position, &**name, &**text)
-            })
-            .collect();
         let kept = judged.facts() == facts.as_slice()
             && judged.sections().len() == sections.len()
             && judged
@@ -1066,9 +1063,10 @@ impl Transcript {
                 .iter()
                 .zip(sections)
                 .all(|(a, b)| a.position == b.position && a.name == b.name)
-            && bodies
-                .iter()
-                .all(|(_, _, text)| !text.is_empty() && normalise(text).len() == text.len());
+            && sections.iter().all(|s| {
+                let (_, text) = &self.sections[&s.digest];
+                !text.is_empty() && normalise(text).len() == text.len()
+            });
         if !kept {
             return Err(
                 "are not those of a RunContext built from them (an entry is empty or not \
@@ -1076,18 +1074,90 @@ impl Transcript {
                     .into(),
             );
         }
-        let part = |position: Position| -> Vec<(&str, &str)> {
-            bodies
+        let digest = self.document_digest(sections, facts);
+        #[cfg(debug_assertions)]
+        {
+            // The document assembled from cached encodings is the one RunContext defines.
+            let bodies = |position: Position| -> Vec<(&str, &str)> {
+                sections
+                    .iter()
+                    .filter(|s| s.position == position)
+                    .map(|s| {
+                        let (name, text) = &self.sections[&s.digest];
+                        (&**name, &**text)
+                    })
+                    .collect()
+            };
+            let reference = crate::runcontext::digest_of_kept(
+                &bodies(Position::Head),
+                facts,
+                &bodies(Position::Tail),
+            );
+            debug_assert_eq!(digest, reference);
+        }
+        Ok(digest)
+    }
+
+    /// The digest of the canonical document of a context (`RunContext::canonical_document`:
+    /// `{"facts":[[n,v],…],"head":[[n,t],…],"tail":[[n,t],…],"v":1}`), with each section
+    /// body's `[name,text]` copied from [`Self::encoded`] instead of being escaped again. (One
+    /// contiguous buffer: BLAKE3 hashes it with more SIMD lanes than it does a stream of
+    /// pieces.) Debug builds check every one against `runcontext::digest_of_kept`.
+    fn document_digest(&mut self, sections: &[SectionRef], facts: &[(String, String)]) -> String {
+        let mut pairs = Vec::with_capacity(sections.len());
+        for section in sections {
+            let encoded = match self.encoded.get(&section.digest) {
+                Some(encoded) => encoded.clone(),
+                None => {
+                    let (name, text) = &self.sections[&section.digest];
+                    let mut out = Vec::with_capacity(name.len() + text.len() + 8);
+                    out.push(b'[');
+                    write_str(&mut out, name);
+                    out.push(b',');
+                    write_str(&mut out, text);
+                    out.push(b']');
+                    let out: Arc<[u8]> = Arc::from(out);
+                    self.encoded.insert(section.digest.clone(), out.clone());
+                    out
+                }
+            };
+            pairs.push((section.position, encoded));
+        }
+        let size = pairs.iter().map(|(_, e)| e.len() + 1).sum::<usize>()
+            + facts
                 .iter()
-                .filter(|(p, _, _)| *p == position)
-                .map(|(_, n, t)| (*n, *t))
-                .collect()
-        };
-        Ok(digest_of_kept(
-            &part(Position::Head),
-            facts,
-            &part(Position::Tail),
-        ))
+                .map(|(n, v)| n.len() + v.len() + 8)
+                .sum::<usize>();
+        let mut out = Vec::with_capacity(size + 64);
+        out.extend_from_slice(b"{\"facts\":[");
+        for (i, (name, value)) in facts.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.push(b'[');
+            write_str(&mut out, name);
+            out.push(b',');
+            write_str(&mut out, value);
+            out.push(b']');
+        }
+        for (key, position) in [
+            (&b"],\"head\":["[..], Position::Head),
+            (b"],\"tail\":[", Position::Tail),
+        ] {
+            out.extend_from_slice(key);
+            let mut first = true;
+            for (_, encoded) in pairs.iter().filter(|(p, _)| *p == position) {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                out.extend_from_slice(encoded);
+            }
+        }
+        out.extend_from_slice(b"],\"v\":");
+        out.extend_from_slice(FORMAT_VERSION.to_string().as_bytes());
+        out.push(b'}');
+        digest_bytes(&out)
     }
 }
 

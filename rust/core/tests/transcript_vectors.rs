@@ -99,7 +99,10 @@ fn check(case: &Value) -> Result<(), String> {
                 .iter()
                 .map(|r| {
                     let digest = r.get("digest").and_then(Value::as_str).unwrap();
-                    (digest.to_owned(), r.get("tokens").cloned().unwrap_or(Value::Null))
+                    (
+                        digest.to_owned(),
+                        r.get("tokens").cloned().unwrap_or(Value::Null),
+                    )
                 })
                 .collect();
             if runs != want_runs {

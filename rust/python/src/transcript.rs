@@ -4,6 +4,7 @@
 //! `runcontext_core::transcript`.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple, PyType};
@@ -17,7 +18,21 @@ pub struct Transcript {
     inner: core::Transcript,
     /// What errors call the transcript: its path or store name.
     name: String,
+    /// The line of the last message record read (0: none yet).
+    last_message_line: usize,
+    /// The last envelope's sections and facts as Python tuples: runs that repeat them share
+    /// one tuple instead of holding a copy each.
+    shared: Shared,
 }
+
+#[derive(Default)]
+struct Shared {
+    sections: Kept<Vec<SectionRef>>,
+    facts: Kept<Vec<(String, String)>>,
+}
+
+/// A value the core returned and the Python tuple made of it.
+type Kept<T> = Option<(T, Py<PyTuple>)>;
 
 fn transcript_error(py: Python<'_>, name: &str, error: TranscriptError) -> PyErr {
     static FORMAT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -79,19 +94,41 @@ fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
     })
 }
 
-fn envelope_to_python<'py>(py: Python<'py>, e: &Envelope) -> PyResult<Bound<'py, PyTuple>> {
-    let sections = PyTuple::new(
-        py,
-        e.sections
-            .iter()
-            .map(|s| (s.position.as_str(), s.name.as_str(), s.digest.as_str())),
-    )?;
-    let facts = PyTuple::new(py, e.facts.iter().map(|(n, v)| (n.as_str(), v.as_str())))?;
+fn envelope_to_python<'py>(
+    py: Python<'py>,
+    e: Envelope,
+    shared: &mut Shared,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let sections = match &shared.sections {
+        Some((held, tuple)) if *held == e.sections => tuple.bind(py).clone(),
+        _ => {
+            let tuple = PyTuple::new(
+                py,
+                e.sections.iter().map(|s| {
+                    let position = match s.position {
+                        Position::Head => intern!(py, "head"),
+                        Position::Tail => intern!(py, "tail"),
+                    };
+                    (position, s.name.as_str(), s.digest.as_str())
+                }),
+            )?;
+            shared.sections = Some((e.sections, tuple.clone().unbind()));
+            tuple
+        }
+    };
+    let facts = match &shared.facts {
+        Some((held, tuple)) if *held == e.facts => tuple.bind(py).clone(),
+        _ => {
+            let tuple = PyTuple::new(py, e.facts.iter().map(|(n, v)| (n.as_str(), v.as_str())))?;
+            shared.facts = Some((e.facts, tuple.clone().unbind()));
+            tuple
+        }
+    };
     (
-        "run-context",
+        intern!(py, "run-context"),
         e.run,
-        e.digest.as_str(),
-        e.time.as_str(),
+        e.digest,
+        e.time,
         e.messages,
         sections,
         facts,
@@ -150,6 +187,8 @@ impl Transcript {
         Self {
             inner: core::Transcript::with_max_line_bytes(max_line_bytes),
             name,
+            last_message_line: 0,
+            shared: Shared::default(),
         }
     }
 
@@ -181,6 +220,11 @@ impl Transcript {
     fn max_line_bytes(&self) -> usize {
         self.inner.max_line_bytes()
     }
+    /// The line of the last message record read (0 before the first).
+    #[getter]
+    fn last_message_line(&self) -> usize {
+        self.last_message_line
+    }
 
     /// `(name, text)` of the section recorded under `digest`, or `None`.
     fn section(&self, digest: &str) -> Option<(String, String)> {
@@ -202,11 +246,60 @@ impl Transcript {
                 time,
             } => ("header", version, seed, time).into_pyobject(py),
             Item::Message { index, body } => {
+                self.last_message_line = self.inner.lines();
                 ("message", index, PyBytes::new(py, &body)).into_pyobject(py)
             }
             Item::Section { digest, name } => ("section", digest, name).into_pyobject(py),
-            Item::Run(envelope) => envelope_to_python(py, &envelope),
+            Item::Run(envelope) => envelope_to_python(py, envelope, &mut self.shared),
         }
+    }
+
+    /// `read_line` of each of `lines[start:]` in order, in one call: each message's body is
+    /// appended to `messages`, each run's envelope (the tuple `read_line` returns) to `runs`,
+    /// and each section body not in `sections` yet is put there as `digest: (name, text)`.
+    /// The first refused line raises its error; the lines before it stay read (`lines` says
+    /// how far). Line 1, the header, is read with `read_line`.
+    fn read_lines(
+        &mut self,
+        py: Python<'_>,
+        lines: &Bound<'_, PyList>,
+        start: usize,
+        messages: &Bound<'_, PyList>,
+        runs: &Bound<'_, PyList>,
+        sections: &Bound<'_, PyDict>,
+    ) -> PyResult<()> {
+        if self.inner.lines() == 0 && start < lines.len() {
+            return Err(PyValueError::new_err(
+                "read_lines: read line 1, the header, with read_line",
+            ));
+        }
+        for index in start..lines.len() {
+            let line = lines.get_item(index)?;
+            let raw = line
+                .cast::<PyBytes>()
+                .map_err(|_| PyTypeError::new_err(format!("lines[{index}]: expected bytes")))?;
+            let item = self
+                .inner
+                .read_line(raw.as_bytes())
+                .map_err(|e| transcript_error(py, &self.name, e))?;
+            match item {
+                Item::Message { body, .. } => {
+                    self.last_message_line = self.inner.lines();
+                    messages.append(PyBytes::new(py, &body))?;
+                }
+                Item::Run(envelope) => {
+                    runs.append(envelope_to_python(py, envelope, &mut self.shared)?)?;
+                }
+                Item::Section { digest, name } => {
+                    if !sections.contains(&digest)? {
+                        let (_, text) = self.inner.section(&digest).expect("just read");
+                        sections.set_item(digest, (name, text))?;
+                    }
+                }
+                Item::Header { .. } => {}
+            }
+        }
+        Ok(())
     }
 
     fn begin(&mut self) {

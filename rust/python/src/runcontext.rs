@@ -1,43 +1,103 @@
 //! `runcontext.RunContext`: an immutable Python mirror of the core's RunContext.
 //!
 //! Python values are described to the core as [`Shape`]s; the core applies every rule.
-//! All Python objects a property returns are built once, at construction.
+//!
+//! Lean by design (issue 13): a context holds the caller's own `str` objects (and the
+//! caller's `(name, text)` tuples, when they are exact tuples of exact strs that
+//! normalisation leaves alone), the 32-byte hashes and the digest string — nothing that
+//! grows with the text beyond the caller's strings. The texts are read in place (never
+//! copied to be checked or hashed), both digests are streamed in one pass with the GIL
+//! released, and `head_text`, `tail_text`, `sections` and `section_digests` are built on
+//! each access rather than kept (docs/FORMAT.md § 3.5, *Memory*).
 
 use pyo3::basic::CompareOp;
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{
     PyByteArray, PyBytes, PyDict, PyFrozenSet, PyList, PyMapping, PySequence, PySet, PyString,
     PyTuple, PyType,
 };
-use runcontext_core::{ArgError, ArgNode, Shape};
+use runcontext_core::{ArgError, ArgNode, Kept, Shape};
 
+use crate::digest::DETACH_THRESHOLD;
 use crate::errors::{runcontext_error, type_name};
 
-/// A Python value as the core's argument rules see it.
-struct PyNode<'py>(Bound<'py, PyAny>);
+/// A Python str the core reads in place, through its UTF-8 form.
+struct PyText<'py> {
+    obj: Bound<'py, PyString>,
+    /// The exact `(name, text)` tuple this str is an item of, if it is one: a kept pair
+    /// whose name and text come from the same tuple, unchanged, is that tuple.
+    pair: Option<Bound<'py, PyTuple>>,
+    utf8: *const u8,
+    len: usize,
+}
+
+impl<'py> PyText<'py> {
+    /// `None` when the str is not Unicode text (it holds a lone surrogate).
+    fn new(obj: Bound<'py, PyString>, pair: Option<Bound<'py, PyTuple>>) -> Option<Self> {
+        let text = obj.to_str().ok()?;
+        let (utf8, len) = (text.as_ptr(), text.len());
+        Some(Self {
+            obj,
+            pair,
+            utf8,
+            len,
+        })
+    }
+
+    /// The str itself when it is exactly a `str` and `kept` is all of it, else a new str
+    /// of `kept` (a subclass's text becomes a plain str).
+    fn kept_str(&self, kept: &str) -> Bound<'py, PyString> {
+        if self.obj.is_exact_instance_of::<PyString>() && kept.len() == self.len {
+            self.obj.clone()
+        } else {
+            PyString::new(self.obj.py(), kept)
+        }
+    }
+}
+
+impl AsRef<str> for PyText<'_> {
+    fn as_ref(&self) -> &str {
+        // SAFETY: `utf8` and `len` are the UTF-8 form of `obj`, which this value keeps
+        // alive. A str is immutable, and its UTF-8 form is its own data (ASCII) or a cache
+        // CPython keeps with the object and frees only with it.
+        unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(self.utf8, self.len)) }
+    }
+}
+
+/// A Python value as the core's argument rules see it, with the exact 2-tuple it is an
+/// item of, if it is one.
+struct PyNode<'py>(Bound<'py, PyAny>, Option<Bound<'py, PyTuple>>);
 
 impl<'py> ArgNode for PyNode<'py> {
     type Error = PyErr;
+    type Text = PyText<'py>;
 
-    fn shape(&self, limit: usize) -> PyResult<Shape<Self>> {
+    fn shape(&self, limit: usize) -> PyResult<Shape<Self, PyText<'py>>> {
         let obj = &self.0;
         let take = limit.saturating_add(1);
         Ok(if obj.is_none() {
             Shape::Null
         } else if let Ok(s) = obj.cast::<PyString>() {
-            match s.to_str() {
-                Ok(text) => Shape::Str(text.to_owned()),
-                Err(_) => Shape::NotText,
+            match PyText::new(s.clone(), self.1.clone()) {
+                Some(text) => Shape::Str(text),
+                None => Shape::NotText,
             }
         } else if let Ok(list) = obj.cast::<PyList>() {
             Shape::Seq {
-                items: list.iter().take(take).map(PyNode).collect(),
+                items: list.iter().take(take).map(|i| PyNode(i, None)).collect(),
                 len: Some(list.len()),
             }
         } else if let Ok(tuple) = obj.cast::<PyTuple>() {
+            let pair = (tuple.is_exact_instance_of::<PyTuple>() && tuple.len() == 2)
+                .then(|| tuple.clone());
             Shape::Seq {
-                items: tuple.iter().take(take).map(PyNode).collect(),
+                items: tuple
+                    .iter()
+                    .take(take)
+                    .map(|i| PyNode(i, pair.clone()))
+                    .collect(),
                 len: Some(tuple.len()),
             }
         } else if obj.is_instance_of::<PyDict>() || obj.cast::<PyMapping>().is_ok() {
@@ -56,7 +116,7 @@ impl<'py> ArgNode for PyNode<'py> {
             let items = seq
                 .try_iter()?
                 .take(take)
-                .map(|item| item.map(PyNode))
+                .map(|item| item.map(|i| PyNode(i, None)))
                 .collect::<PyResult<Vec<_>>>()?;
             let len = (items.len() < take).then_some(items.len());
             Shape::Seq { items, len }
@@ -75,15 +135,128 @@ fn is_abstract_set(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     obj.is_instance(SET.import(obj.py(), "collections.abc", "Set")?)
 }
 
-type StrPair<'py> = (Bound<'py, PyString>, Bound<'py, PyString>);
+type KeptPair<'py> = (PyText<'py>, Kept<PyText<'py>>);
 
-fn pairs_tuple<'py>(py: Python<'py>, pairs: &[StrPair<'py>]) -> PyResult<Py<PyTuple>> {
+/// The kept `(name, text)` of each pair, as the core reads them.
+fn view<'a>(pairs: &'a [KeptPair<'_>]) -> Vec<(&'a str, &'a str)> {
+    pairs
+        .iter()
+        .map(|(n, t)| (n.as_ref(), t.as_str()))
+        .collect()
+}
+
+/// The tuple of `(name, text)` tuples of kept entries: the caller's own tuple where it is
+/// an exact 2-tuple of exact strs that normalisation left alone, else a new one.
+fn pairs_tuple<'py>(py: Python<'py>, pairs: &[KeptPair<'py>]) -> PyResult<Py<PyTuple>> {
     let items = pairs
         .iter()
-        .map(|(n, v)| PyTuple::new(py, [n, v]))
+        .map(|(name, text)| {
+            let raw = text.raw();
+            let (n, t) = (name.kept_str(name.as_ref()), raw.kept_str(text.as_str()));
+            match &name.pair {
+                Some(pair)
+                    if raw.pair.as_ref().is_some_and(|p| p.is(pair))
+                        && n.is(&name.obj)
+                        && t.is(&raw.obj) =>
+                {
+                    Ok(pair.clone())
+                }
+                _ => PyTuple::new(py, [n, t]),
+            }
+        })
         .collect::<PyResult<Vec<_>>>()?;
     Ok(PyTuple::new(py, items)?.unbind())
 }
+
+/// The UTF-8 text of an exact str this class holds, for as long as `'a`.
+///
+/// SAFETY: `obj` is a str that was read as text at construction and is kept alive for `'a`
+/// (str objects are immutable; their UTF-8 form is their own data when ASCII, else the cache
+/// CPython made then and frees only with the object).
+unsafe fn utf8<'a>(obj: *mut ffi::PyObject) -> &'a str {
+    if unsafe { ffi::PyUnicode_IS_COMPACT_ASCII(obj) } != 0 {
+        let len = unsafe { ffi::PyUnicode_GET_LENGTH(obj) } as usize;
+        let data = unsafe { ffi::PyUnicode_DATA(obj) }.cast::<u8>();
+        return unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(data, len)) };
+    }
+    let mut size: ffi::Py_ssize_t = 0;
+    let data = unsafe { ffi::PyUnicode_AsUTF8AndSize(obj, &mut size) };
+    if data.is_null() {
+        // Unreachable (the text was UTF-8 at construction); an empty text is harmless.
+        unsafe { ffi::PyErr_Clear() };
+        return "";
+    }
+    let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size as usize) };
+    unsafe { std::str::from_utf8_unchecked(bytes) }
+}
+
+/// The `(name, text)` strs of a tuple [`pairs_tuple`] built, and whether all are ASCII.
+fn read_pairs<'a>(pairs: &'a Bound<'_, PyTuple>) -> (Vec<(&'a str, &'a str)>, bool) {
+    let mut ascii = true;
+    let read = (0..pairs.len())
+        .map(|i| {
+            // SAFETY: `pairs` (kept alive for 'a) holds exact 2-tuples of exact strs, and
+            // tuples are immutable, so every item lives as long as `pairs` does.
+            unsafe {
+                let pair = ffi::PyTuple_GET_ITEM(pairs.as_ptr(), i as ffi::Py_ssize_t);
+                let name = ffi::PyTuple_GET_ITEM(pair, 0);
+                let text = ffi::PyTuple_GET_ITEM(pair, 1);
+                ascii &= ffi::PyUnicode_IS_ASCII(name) != 0 && ffi::PyUnicode_IS_ASCII(text) != 0;
+                (utf8::<'a>(name), utf8::<'a>(text))
+            }
+        })
+        .collect();
+    (read, ascii)
+}
+
+/// A new str of the text that `write` renders (`None` when it renders none): written
+/// straight into a new ASCII str when every piece is ASCII, with the GIL released for
+/// large texts (the str is this function's alone until it returns it).
+fn render<'py>(
+    py: Python<'py>,
+    ascii: bool,
+    write: &(dyn Fn(&mut dyn FnMut(&str)) -> bool + Sync),
+) -> PyResult<Option<Bound<'py, PyString>>> {
+    let mut len = 0;
+    if !write(&mut |piece| len += piece.len()) {
+        return Ok(None);
+    }
+    if !ascii {
+        let mut out = String::with_capacity(len);
+        write(&mut |piece| out.push_str(piece));
+        return Ok(Some(PyString::new(py, &out)));
+    }
+    // SAFETY: PyUnicode_New with maximum character 127 makes a compact ASCII str of `len`
+    // characters, one byte each, uninitialised, with its terminating NUL written.
+    let obj = unsafe {
+        Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(len as ffi::Py_ssize_t, 127))?
+            .cast_into_unchecked::<PyString>()
+    };
+    let data = Buffer(unsafe { ffi::PyUnicode_DATA(obj.as_ptr()) }.cast::<u8>());
+    let fill = move || {
+        let data = data;
+        let mut at = 0;
+        write(&mut |piece| {
+            // SAFETY: the pieces are the ones measured above, `len` bytes in all, so every
+            // copy stays within the str's `len` bytes; nothing else can see the new str.
+            unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), data.0.add(at), piece.len()) };
+            at += piece.len();
+        });
+    };
+    if len > DETACH_THRESHOLD {
+        py.detach(fill);
+    } else {
+        fill();
+    }
+    Ok(Some(obj))
+}
+
+/// The data pointer of a str under construction, sent to the thread that fills it.
+#[derive(Clone, Copy)]
+struct Buffer(*mut u8);
+// SAFETY: the str it points into is referenced by no one but the caller of `render`, which
+// waits for the fill to finish; only the filling thread writes through it.
+unsafe impl Send for Buffer {}
 
 fn section_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     static SECTION: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -93,25 +266,12 @@ fn section_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
 /// The refreshable half of a prompt, built fresh per run from strings the caller passes.
 #[pyclass(frozen, module = "runcontext", name = "RunContext")]
 pub struct RunContext {
-    /// The head sections' texts joined by a blank line, or None.
-    #[pyo3(get)]
-    head_text: Option<Py<PyString>>,
-    /// The tail block, or None when there are no facts and no tail sections.
-    #[pyo3(get)]
-    tail_text: Option<Py<PyString>>,
     /// `blake3:…` digest of the canonical document of the kept, normalised entries.
     #[pyo3(get)]
     digest: Py<PyString>,
-    digest_text: String,
-    /// Every kept section, head first, as `Section(position, name, text, digest)`.
-    #[pyo3(get)]
-    sections: Py<PyTuple>,
-    /// The digest of each kept section, in `sections` order.
-    #[pyo3(get)]
-    section_digests: Py<PyTuple>,
-    /// True when neither a head nor a tail message would be sent.
-    #[pyo3(get)]
-    is_empty: bool,
+    hash: [u8; 32],
+    /// Of each kept section, head first.
+    section_hashes: Box<[[u8; 32]]>,
     /// Kept facts, normalised, as `(name, value)` tuples in order.
     #[pyo3(get)]
     facts: Py<PyTuple>,
@@ -121,18 +281,20 @@ pub struct RunContext {
     /// Kept tail sections, normalised, as `(name, text)` tuples in order.
     #[pyo3(get)]
     tail_sections: Py<PyTuple>,
-    hash: isize,
+    /// True when neither a head nor a tail message would be sent.
+    #[pyo3(get)]
+    is_empty: bool,
 }
 
 impl RunContext {
     fn message<'py>(
         py: Python<'py>,
-        text: &Option<Py<PyString>>,
+        text: Option<Bound<'py, PyString>>,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let Some(text) = text else { return Ok(None) };
         let message = PyDict::new(py);
         message.set_item(pyo3::intern!(py, "role"), pyo3::intern!(py, "system"))?;
-        message.set_item(pyo3::intern!(py, "content"), text.bind(py))?;
+        message.set_item(pyo3::intern!(py, "content"), text)?;
         Ok(Some(message))
     }
 }
@@ -148,74 +310,110 @@ impl RunContext {
         tail_sections: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let (head, facts, tail) = (
-            head_sections.map(PyNode),
-            facts.map(PyNode),
-            tail_sections.map(PyNode),
+            head_sections.map(|a| PyNode(a, None)),
+            facts.map(|a| PyNode(a, None)),
+            tail_sections.map(|a| PyNode(a, None)),
         );
-        let core =
-            runcontext_core::RunContext::from_args(head.as_ref(), facts.as_ref(), tail.as_ref())
+        let kept =
+            runcontext_core::RunContext::validate(head.as_ref(), facts.as_ref(), tail.as_ref())
                 .map_err(|e| match e {
                     ArgError::Invalid(err) => runcontext_error(py, err),
                     ArgError::Host(err) => err,
                 })?;
-        // One Python str per kept text, shared by `sections`, the pair tuples and, for a
-        // single head section, `head_text`: an 8 KB AGENTS.md is decoded once, not thrice.
-        let strings =
-            |pairs: &[(String, String)]| -> Vec<(Bound<'_, PyString>, Bound<'_, PyString>)> {
-                pairs
-                    .iter()
-                    .map(|(n, t)| (PyString::new(py, n), PyString::new(py, t)))
-                    .collect()
-            };
-        let (head, facts, tail) = (
-            strings(core.head_sections()),
-            strings(core.facts()),
-            strings(core.tail_sections()),
-        );
-        let section = section_class(py)?;
-        let sections = core
-            .sections()
+        let (h, f, t) = (view(&kept.head), view(&kept.facts), view(&kept.tail));
+        let size: usize = [&h, &f, &t]
             .iter()
-            .zip(head.iter().chain(tail.iter()))
-            .map(|(s, (name, text))| {
-                section.call1((s.position.as_str(), name, text, s.digest.as_str()))
+            .flat_map(|part| part.iter())
+            .map(|(n, t)| n.len() + t.len())
+            .sum();
+        let hash = || runcontext_core::context_digests(&h, &f, &t);
+        let digests = if size > DETACH_THRESHOLD {
+            // SAFETY (of reading the texts without the GIL): every &str points into a str
+            // object that `kept` holds a strong reference to until after this call; str
+            // objects are immutable, and their UTF-8 form (their own data when ASCII, else a
+            // cache the object owns) lives as long as they do.
+            py.detach(hash)
+        } else {
+            hash()
+        };
+        Ok(RunContext {
+            digest: PyString::new(py, &runcontext_core::format_digest(&digests.digest)).unbind(),
+            hash: digests.digest,
+            section_hashes: digests.sections.into_boxed_slice(),
+            is_empty: kept.head.is_empty() && kept.facts.is_empty() && kept.tail.is_empty(),
+            facts: pairs_tuple(py, &kept.facts)?,
+            head_sections: pairs_tuple(py, &kept.head)?,
+            tail_sections: pairs_tuple(py, &kept.tail)?,
+        })
+    }
+
+    /// The head sections' texts joined by a blank line, or None. Rendered on each access
+    /// (the one text of a single head section is that section's own str).
+    #[getter]
+    fn head_text<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyString>>> {
+        let head = self.head_sections.bind(py);
+        if head.len() == 1 {
+            let only = head.get_item(0)?.get_item(1)?;
+            return Ok(Some(only.cast_into::<PyString>()?));
+        }
+        let (pairs, ascii) = read_pairs(head);
+        render(py, ascii, &|out| runcontext_core::render_head(&pairs, out))
+    }
+
+    /// The tail block, or None when there are no facts and no tail sections. Rendered on
+    /// each access.
+    #[getter]
+    fn tail_text<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyString>>> {
+        let (facts, facts_ascii) = read_pairs(self.facts.bind(py));
+        let (tail, tail_ascii) = read_pairs(self.tail_sections.bind(py));
+        render(py, facts_ascii && tail_ascii, &|out| {
+            runcontext_core::render_tail(&facts, &tail, out)
+        })
+    }
+
+    /// Every kept section, head first, as `Section(position, name, text, digest)` (built
+    /// on each access).
+    #[getter]
+    fn sections<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let section = section_class(py)?;
+        let head = self.head_sections.bind(py);
+        let tail = self.tail_sections.bind(py);
+        let positions =
+            std::iter::repeat_n("head", head.len()).chain(std::iter::repeat_n("tail", tail.len()));
+        let items = head
+            .iter()
+            .chain(tail.iter())
+            .zip(positions)
+            .zip(self.section_hashes.iter())
+            .map(|((pair, position), hash)| {
+                let digest = runcontext_core::format_digest(hash);
+                section.call1((position, pair.get_item(0)?, pair.get_item(1)?, digest))
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let head_text = match (core.head_text(), head.as_slice()) {
-            (Some(_), [(_, only)]) => Some(only.clone().unbind()),
-            (text, _) => text.map(|t| PyString::new(py, t).unbind()),
-        };
-        // Equal contexts have equal digests, so the digest's first 64 bits make a good hash.
-        let hash = u64::from_str_radix(
-            &core.digest()[runcontext_core::DIGEST_PREFIX.len()..][..16],
-            16,
+        PyTuple::new(py, items)
+    }
+
+    /// The digest of each kept section, in `sections` order (built on each access).
+    #[getter]
+    fn section_digests<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(
+            py,
+            self.section_hashes
+                .iter()
+                .map(runcontext_core::format_digest),
         )
-        .unwrap_or(0) as isize;
-        Ok(RunContext {
-            head_text,
-            tail_text: core.tail_text().map(|t| PyString::new(py, t).unbind()),
-            digest: PyString::new(py, core.digest()).unbind(),
-            digest_text: core.digest().to_owned(),
-            sections: PyTuple::new(py, sections)?.unbind(),
-            section_digests: PyTuple::new(py, core.section_digests())?.unbind(),
-            is_empty: core.is_empty(),
-            facts: pairs_tuple(py, &facts)?,
-            head_sections: pairs_tuple(py, &head)?,
-            tail_sections: pairs_tuple(py, &tail)?,
-            hash: if hash == -1 { -2 } else { hash },
-        })
     }
 
     /// `{"role": "system", "content": head_text}` (a new dict each call), or None.
     #[getter]
     fn head_message<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        Self::message(py, &self.head_text)
+        Self::message(py, self.head_text(py)?)
     }
 
     /// `{"role": "system", "content": tail_text}` (a new dict each call), or None.
     #[getter]
     fn tail_message<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        Self::message(py, &self.tail_text)
+        Self::message(py, self.tail_text(py)?)
     }
 
     fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
@@ -223,7 +421,7 @@ impl RunContext {
         let Ok(other) = other.cast::<RunContext>() else {
             return Ok(py.NotImplemented());
         };
-        let equal = self.digest_text == other.get().digest_text;
+        let equal = self.hash == other.get().hash;
         Ok(match op {
             CompareOp::Eq => equal.into_pyobject(py)?.to_owned().into_any().unbind(),
             CompareOp::Ne => (!equal).into_pyobject(py)?.to_owned().into_any().unbind(),
@@ -232,11 +430,17 @@ impl RunContext {
     }
 
     fn __hash__(&self) -> isize {
-        self.hash
+        // Equal contexts have equal digests, so the digest's first 64 bits make a good hash.
+        let mut first = [0; 8];
+        first.copy_from_slice(&self.hash[..8]);
+        match u64::from_be_bytes(first) as isize {
+            -1 => -2,
+            hash => hash,
+        }
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let digest = &self.digest_text;
+        let digest = self.digest.bind(py).to_str()?;
         Ok(format!(
             "RunContext(digest='{}…', head_sections={}, facts={}, tail_sections={})",
             &digest[..runcontext_core::DIGEST_PREFIX.len() + 12],

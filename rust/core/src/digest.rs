@@ -106,28 +106,64 @@ pub(crate) fn json_string_pieces(text: &str, each: &mut dyn FnMut(&[u8])) {
     });
 }
 
-/// A BLAKE3 hasher fed canonical JSON a piece at a time.
-pub(crate) struct JsonHasher(blake3::Hasher);
+/// How many bytes a [`JsonHasher`] hands blake3 at a time. blake3 hashes a run of 1 KiB
+/// chunks with its widest SIMD only when the run starts at a multiple of its own length in
+/// the stream; pieces of arbitrary lengths (a quote, then a block of text) leave every later
+/// update misaligned and hashed one chunk at a time, 2.5 times slower (measured: 0.42 ns/B
+/// against 0.17 for a 4 MB string). Buffering to whole, aligned blocks keeps the fast path.
+const HASH_BLOCK: usize = 16 * 1024;
+
+/// A BLAKE3 hasher fed canonical JSON a piece at a time, in aligned blocks of
+/// [`HASH_BLOCK`] bytes.
+pub(crate) struct JsonHasher {
+    hasher: blake3::Hasher,
+    /// Fewer than [`HASH_BLOCK`] bytes not yet hashed; the bytes before them number a
+    /// multiple of [`HASH_BLOCK`].
+    pending: Vec<u8>,
+}
 
 impl JsonHasher {
     pub(crate) fn new() -> Self {
-        Self(blake3::Hasher::new())
+        Self {
+            hasher: blake3::Hasher::new(),
+            pending: Vec::new(),
+        }
     }
 
-    /// Bytes that are already canonical JSON (punctuation, keys written by hand).
-    pub(crate) fn raw(&mut self, bytes: &[u8]) {
-        self.0.update(bytes);
+    /// Bytes that are already canonical JSON (punctuation, keys written by hand, pieces of
+    /// [`json_string_pieces`]).
+    pub(crate) fn raw(&mut self, mut bytes: &[u8]) {
+        loop {
+            if self.pending.is_empty() {
+                // At a block boundary: whole blocks are hashed in place, without a copy.
+                let whole = bytes.len() / HASH_BLOCK * HASH_BLOCK;
+                self.hasher.update(&bytes[..whole]);
+                bytes = &bytes[whole..];
+            }
+            if self.pending.capacity() == 0 && !bytes.is_empty() {
+                // One allocation for the pending bytes, not a doubling series up to a block.
+                self.pending.reserve_exact(HASH_BLOCK);
+            }
+            let take = (HASH_BLOCK - self.pending.len()).min(bytes.len());
+            self.pending.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.pending.len() < HASH_BLOCK {
+                return;
+            }
+            self.hasher.update(&self.pending);
+            self.pending.clear();
+        }
     }
 
     /// `text` as a JSON string.
     pub(crate) fn string(&mut self, text: &str) {
-        json_string_pieces(text, &mut |piece| {
-            self.0.update(piece);
-        });
+        json_string_pieces(text, &mut |piece| self.raw(piece));
     }
 
-    pub(crate) fn finalize(&self) -> [u8; 32] {
-        *self.0.finalize().as_bytes()
+    pub(crate) fn finalize(&mut self) -> [u8; 32] {
+        self.hasher.update(&self.pending);
+        self.pending.clear();
+        *self.hasher.finalize().as_bytes()
     }
 }
 

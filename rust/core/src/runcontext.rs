@@ -547,12 +547,12 @@ impl RunContext {
         facts: Vec<(String, String)>,
         tail: Vec<(String, String)>,
     ) -> Self {
-        let text = |render: &dyn Fn(&mut dyn FnMut(&str)) -> bool| {
-            let mut out = String::new();
-            render(&mut |piece| out.push_str(piece)).then_some(out)
-        };
-        let head_text = text(&|out| render_head(&head, out));
-        let tail_text = text(&|out| render_tail(&facts, &tail, out));
+        let mut head_text = String::new();
+        let head_text =
+            render_head(&head, &mut |piece| head_text.push_str(piece)).then_some(head_text);
+        let mut tail_text = String::new();
+        let tail_text =
+            render_tail(&facts, &tail, &mut |piece| tail_text.push_str(piece)).then_some(tail_text);
         let digests = context_digests(&head, &facts, &tail);
         let sections = head
             .iter()
@@ -865,6 +865,9 @@ fn bare_pair_name<N: ArgNode>(items: &[N]) -> Result<Option<(String, bool)>, N::
     Ok(Some((name.as_ref().to_owned(), text_or_none)))
 }
 
+/// A name and its value (`None` for a `None` value), as the front end holds them.
+type TextPair<N> = (<N as ArgNode>::Text, Option<<N as ArgNode>::Text>);
+
 /// One entry, checked in the order of docs/FORMAT.md § 3.1: pair shape, name type, value
 /// type, then whether both are text (name first). The name rules come after, in
 /// [`Collector::add`].
@@ -873,7 +876,7 @@ fn entry<N: ArgNode>(
     index: usize,
     item: &N,
     bare_name: Option<&str>,
-) -> Result<(N::Text, Option<N::Text>), ArgError<N::Error>> {
+) -> Result<TextPair<N>, ArgError<N::Error>> {
     use RunContextErrorKind as K;
     let at = |name: Option<&str>, kind| Err(RunContextError::entry(arg, index, name, kind).into());
     let pair = match item.shape(2).map_err(ArgError::Host)? {

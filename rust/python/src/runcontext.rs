@@ -2,13 +2,13 @@
 //!
 //! Python values are described to the core as [`Shape`]s; the core applies every rule.
 //!
-//! Lean by design (issue 13): a context holds the caller's own `str` objects (and the
-//! caller's `(name, text)` tuples, when they are exact tuples of exact strs that
-//! normalisation leaves alone), the 32-byte hashes and the digest string — nothing that
-//! grows with the text beyond the caller's strings. The texts are read in place (never
-//! copied to be checked or hashed), both digests are streamed in one pass with the GIL
-//! released, and `head_text`, `tail_text`, `sections` and `section_digests` are built on
-//! each access rather than kept (docs/FORMAT.md § 3.5, *Memory*).
+//! Lean by design (issue 13): a context holds the caller's own `str` objects with the length
+//! of each that normalisation keeps (a text is not copied to drop its trailing newline),
+//! the 32-byte hashes and the digest string: nothing that grows with the text beyond the
+//! caller's strings. The texts are read in place (never copied to be checked or hashed),
+//! both digests are streamed in one pass with the GIL released, and every property that
+//! holds text (`head_text`, `tail_text`, `sections`, the pair tuples) is built on each
+//! access rather than kept (docs/FORMAT.md § 3.5, *Memory*).
 
 use pyo3::basic::CompareOp;
 use pyo3::ffi;
@@ -26,33 +26,25 @@ use crate::errors::{runcontext_error, type_name};
 /// A Python str the core reads in place, through its UTF-8 form.
 struct PyText<'py> {
     obj: Bound<'py, PyString>,
-    /// The exact `(name, text)` tuple this str is an item of, if it is one: a kept pair
-    /// whose name and text come from the same tuple, unchanged, is that tuple.
-    pair: Option<Bound<'py, PyTuple>>,
     utf8: *const u8,
     len: usize,
 }
 
 impl<'py> PyText<'py> {
     /// `None` when the str is not Unicode text (it holds a lone surrogate).
-    fn new(obj: Bound<'py, PyString>, pair: Option<Bound<'py, PyTuple>>) -> Option<Self> {
+    fn new(obj: Bound<'py, PyString>) -> Option<Self> {
         let text = obj.to_str().ok()?;
         let (utf8, len) = (text.as_ptr(), text.len());
-        Some(Self {
-            obj,
-            pair,
-            utf8,
-            len,
-        })
+        Some(Self { obj, utf8, len })
     }
 
-    /// The str itself when it is exactly a `str` and `kept` is all of it, else a new str
-    /// of `kept` (a subclass's text becomes a plain str).
-    fn kept_str(&self, kept: &str) -> Bound<'py, PyString> {
-        if self.obj.is_exact_instance_of::<PyString>() && kept.len() == self.len {
-            self.obj.clone()
+    /// The str to hold: the caller's own when it is exactly a `str`; a subclass's text as a
+    /// plain str (whose methods nobody can override).
+    fn held(&self) -> Py<PyString> {
+        if self.obj.is_exact_instance_of::<PyString>() {
+            self.obj.clone().unbind()
         } else {
-            PyString::new(self.obj.py(), kept)
+            PyString::new(self.obj.py(), self.as_ref()).unbind()
         }
     }
 }
@@ -66,9 +58,8 @@ impl AsRef<str> for PyText<'_> {
     }
 }
 
-/// A Python value as the core's argument rules see it, with the exact 2-tuple it is an
-/// item of, if it is one.
-struct PyNode<'py>(Bound<'py, PyAny>, Option<Bound<'py, PyTuple>>);
+/// A Python value as the core's argument rules see it.
+struct PyNode<'py>(Bound<'py, PyAny>);
 
 impl<'py> ArgNode for PyNode<'py> {
     type Error = PyErr;
@@ -80,24 +71,18 @@ impl<'py> ArgNode for PyNode<'py> {
         Ok(if obj.is_none() {
             Shape::Null
         } else if let Ok(s) = obj.cast::<PyString>() {
-            match PyText::new(s.clone(), self.1.clone()) {
+            match PyText::new(s.clone()) {
                 Some(text) => Shape::Str(text),
                 None => Shape::NotText,
             }
         } else if let Ok(list) = obj.cast::<PyList>() {
             Shape::Seq {
-                items: list.iter().take(take).map(|i| PyNode(i, None)).collect(),
+                items: list.iter().take(take).map(PyNode).collect(),
                 len: Some(list.len()),
             }
         } else if let Ok(tuple) = obj.cast::<PyTuple>() {
-            let pair = (tuple.is_exact_instance_of::<PyTuple>() && tuple.len() == 2)
-                .then(|| tuple.clone());
             Shape::Seq {
-                items: tuple
-                    .iter()
-                    .take(take)
-                    .map(|i| PyNode(i, pair.clone()))
-                    .collect(),
+                items: tuple.iter().take(take).map(PyNode).collect(),
                 len: Some(tuple.len()),
             }
         } else if obj.is_instance_of::<PyDict>() || obj.cast::<PyMapping>().is_ok() {
@@ -116,7 +101,7 @@ impl<'py> ArgNode for PyNode<'py> {
             let items = seq
                 .try_iter()?
                 .take(take)
-                .map(|item| item.map(|i| PyNode(i, None)))
+                .map(|item| item.map(PyNode))
                 .collect::<PyResult<Vec<_>>>()?;
             let len = (items.len() < take).then_some(items.len());
             Shape::Seq { items, len }
@@ -145,34 +130,30 @@ fn view<'a>(pairs: &'a [KeptPair<'_>]) -> Vec<(&'a str, &'a str)> {
         .collect()
 }
 
-/// The tuple of `(name, text)` tuples of kept entries: the caller's own tuple where it is
-/// an exact 2-tuple of exact strs that normalisation left alone, else a new one.
-fn pairs_tuple<'py>(py: Python<'py>, pairs: &[KeptPair<'py>]) -> PyResult<Py<PyTuple>> {
-    let items = pairs
-        .iter()
-        .map(|(name, text)| {
-            let raw = text.raw();
-            let (n, t) = (name.kept_str(name.as_ref()), raw.kept_str(text.as_str()));
-            match &name.pair {
-                Some(pair)
-                    if raw.pair.as_ref().is_some_and(|p| p.is(pair))
-                        && n.is(&name.obj)
-                        && t.is(&raw.obj) =>
-                {
-                    Ok(pair.clone())
-                }
-                _ => PyTuple::new(py, [n, t]),
-            }
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok(PyTuple::new(py, items)?.unbind())
+/// A kept entry: the caller's name and text, and how many bytes of the text's UTF-8 form
+/// normalisation keeps.
+struct Held {
+    name: Py<PyString>,
+    text: Py<PyString>,
+    kept: usize,
 }
 
-/// The UTF-8 text of an exact str this class holds, for as long as `'a`.
+fn hold(pairs: &[KeptPair<'_>]) -> Box<[Held]> {
+    pairs
+        .iter()
+        .map(|(name, text)| Held {
+            name: name.held(),
+            text: text.raw().held(),
+            kept: text.as_str().len(),
+        })
+        .collect()
+}
+
+/// The UTF-8 text of a str this class holds, for as long as `'a`.
 ///
-/// SAFETY: `obj` is a str that was read as text at construction and is kept alive for `'a`
-/// (str objects are immutable; their UTF-8 form is their own data when ASCII, else the cache
-/// CPython made then and frees only with the object).
+/// SAFETY: `obj` is an exact str that was read as text at construction and is kept alive
+/// for `'a` (str objects are immutable; their UTF-8 form is their own data when ASCII, else
+/// the cache CPython made then and frees only with the object).
 unsafe fn utf8<'a>(obj: *mut ffi::PyObject) -> &'a str {
     if unsafe { ffi::PyUnicode_IS_COMPACT_ASCII(obj) } != 0 {
         let len = unsafe { ffi::PyUnicode_GET_LENGTH(obj) } as usize;
@@ -190,24 +171,46 @@ unsafe fn utf8<'a>(obj: *mut ffi::PyObject) -> &'a str {
     unsafe { std::str::from_utf8_unchecked(bytes) }
 }
 
-/// The `(name, text)` strs of a tuple [`pairs_tuple`] built, and whether all are ASCII.
-fn read_pairs<'a>(pairs: &'a Bound<'_, PyTuple>) -> (Vec<(&'a str, &'a str)>, bool) {
+/// The kept `(name, text)` of each entry, and whether all of them are ASCII.
+fn read(entries: &[Held]) -> (Vec<(&str, &str)>, bool) {
     let mut ascii = true;
-    let read = (0..pairs.len())
-        .map(|i| {
-            // SAFETY: `pairs` (kept alive for 'a) holds exact 2-tuples of exact strs, and
-            // tuples are immutable, so every item lives as long as `pairs` does.
+    let pairs = entries
+        .iter()
+        .map(|e| {
+            let (name, text) = (e.name.as_ptr(), e.text.as_ptr());
+            // SAFETY: `entries` holds both strs (see `utf8`), so they outlive the borrow of
+            // `entries`; PyUnicode_IS_ASCII reads a flag of a str. `kept` is a character
+            // boundary of the text (normalisation cut it there).
             unsafe {
-                let pair = ffi::PyTuple_GET_ITEM(pairs.as_ptr(), i as ffi::Py_ssize_t);
-                let name = ffi::PyTuple_GET_ITEM(pair, 0);
-                let text = ffi::PyTuple_GET_ITEM(pair, 1);
                 ascii &= ffi::PyUnicode_IS_ASCII(name) != 0 && ffi::PyUnicode_IS_ASCII(text) != 0;
-                (utf8::<'a>(name), utf8::<'a>(text))
+                (utf8(name), utf8(text).get(..e.kept).unwrap_or(""))
             }
         })
         .collect();
-    (read, ascii)
+    (pairs, ascii)
 }
+
+/// The kept text of an entry as a str: the caller's own when normalisation kept all of it.
+fn kept_text<'py>(py: Python<'py>, entry: &Held) -> Bound<'py, PyString> {
+    let text = entry.text.bind(py);
+    // SAFETY: as in `read`.
+    let whole = unsafe { utf8(text.as_ptr()) };
+    match whole.get(..entry.kept) {
+        Some(kept) if kept.len() < whole.len() => PyString::new(py, kept),
+        _ => text.clone(),
+    }
+}
+
+fn pairs_tuple<'py>(py: Python<'py>, entries: &[Held]) -> PyResult<Bound<'py, PyTuple>> {
+    let items = entries
+        .iter()
+        .map(|e| PyTuple::new(py, [e.name.bind(py).clone(), kept_text(py, e)]))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyTuple::new(py, items)
+}
+
+/// Writes a text piece by piece into its argument; false when there is no text.
+type Renderer<'a> = dyn Fn(&mut dyn FnMut(&str)) -> bool + Sync + 'a;
 
 /// A new str of the text that `write` renders (`None` when it renders none): written
 /// straight into a new ASCII str when every piece is ASCII, with the GIL released for
@@ -215,7 +218,7 @@ fn read_pairs<'a>(pairs: &'a Bound<'_, PyTuple>) -> (Vec<(&'a str, &'a str)>, bo
 fn render<'py>(
     py: Python<'py>,
     ascii: bool,
-    write: &(dyn Fn(&mut dyn FnMut(&str)) -> bool + Sync),
+    write: &Renderer<'_>,
 ) -> PyResult<Option<Bound<'py, PyString>>> {
     let mut len = 0;
     if !write(&mut |piece| len += piece.len()) {
@@ -272,15 +275,9 @@ pub struct RunContext {
     hash: [u8; 32],
     /// Of each kept section, head first.
     section_hashes: Box<[[u8; 32]]>,
-    /// Kept facts, normalised, as `(name, value)` tuples in order.
-    #[pyo3(get)]
-    facts: Py<PyTuple>,
-    /// Kept head sections, normalised, as `(name, text)` tuples in order.
-    #[pyo3(get)]
-    head_sections: Py<PyTuple>,
-    /// Kept tail sections, normalised, as `(name, text)` tuples in order.
-    #[pyo3(get)]
-    tail_sections: Py<PyTuple>,
+    head: Box<[Held]>,
+    facts: Box<[Held]>,
+    tail: Box<[Held]>,
     /// True when neither a head nor a tail message would be sent.
     #[pyo3(get)]
     is_empty: bool,
@@ -310,9 +307,9 @@ impl RunContext {
         tail_sections: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let (head, facts, tail) = (
-            head_sections.map(|a| PyNode(a, None)),
-            facts.map(|a| PyNode(a, None)),
-            tail_sections.map(|a| PyNode(a, None)),
+            head_sections.map(PyNode),
+            facts.map(PyNode),
+            tail_sections.map(PyNode),
         );
         let kept =
             runcontext_core::RunContext::validate(head.as_ref(), facts.as_ref(), tail.as_ref())
@@ -341,22 +338,20 @@ impl RunContext {
             hash: digests.digest,
             section_hashes: digests.sections.into_boxed_slice(),
             is_empty: kept.head.is_empty() && kept.facts.is_empty() && kept.tail.is_empty(),
-            facts: pairs_tuple(py, &kept.facts)?,
-            head_sections: pairs_tuple(py, &kept.head)?,
-            tail_sections: pairs_tuple(py, &kept.tail)?,
+            head: hold(&kept.head),
+            facts: hold(&kept.facts),
+            tail: hold(&kept.tail),
         })
     }
 
     /// The head sections' texts joined by a blank line, or None. Rendered on each access
-    /// (the one text of a single head section is that section's own str).
+    /// (the text of a single head section is that section's own str).
     #[getter]
     fn head_text<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyString>>> {
-        let head = self.head_sections.bind(py);
-        if head.len() == 1 {
-            let only = head.get_item(0)?.get_item(1)?;
-            return Ok(Some(only.cast_into::<PyString>()?));
+        if let [only] = &*self.head {
+            return Ok(Some(kept_text(py, only)));
         }
-        let (pairs, ascii) = read_pairs(head);
+        let (pairs, ascii) = read(&self.head);
         render(py, ascii, &|out| runcontext_core::render_head(&pairs, out))
     }
 
@@ -364,8 +359,8 @@ impl RunContext {
     /// each access.
     #[getter]
     fn tail_text<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyString>>> {
-        let (facts, facts_ascii) = read_pairs(self.facts.bind(py));
-        let (tail, tail_ascii) = read_pairs(self.tail_sections.bind(py));
+        let (facts, facts_ascii) = read(&self.facts);
+        let (tail, tail_ascii) = read(&self.tail);
         render(py, facts_ascii && tail_ascii, &|out| {
             runcontext_core::render_tail(&facts, &tail, out)
         })
@@ -376,18 +371,17 @@ impl RunContext {
     #[getter]
     fn sections<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let section = section_class(py)?;
-        let head = self.head_sections.bind(py);
-        let tail = self.tail_sections.bind(py);
-        let positions =
-            std::iter::repeat_n("head", head.len()).chain(std::iter::repeat_n("tail", tail.len()));
-        let items = head
+        let positions = std::iter::repeat_n("head", self.head.len())
+            .chain(std::iter::repeat_n("tail", self.tail.len()));
+        let items = self
+            .head
             .iter()
-            .chain(tail.iter())
+            .chain(self.tail.iter())
             .zip(positions)
             .zip(self.section_hashes.iter())
-            .map(|((pair, position), hash)| {
+            .map(|((entry, position), hash)| {
                 let digest = runcontext_core::format_digest(hash);
-                section.call1((position, pair.get_item(0)?, pair.get_item(1)?, digest))
+                section.call1((position, entry.name.bind(py), kept_text(py, entry), digest))
             })
             .collect::<PyResult<Vec<_>>>()?;
         PyTuple::new(py, items)
@@ -402,6 +396,26 @@ impl RunContext {
                 .iter()
                 .map(runcontext_core::format_digest),
         )
+    }
+
+    /// Kept facts, normalised, as `(name, value)` tuples in order (built on each access).
+    #[getter]
+    fn facts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        pairs_tuple(py, &self.facts)
+    }
+
+    /// Kept head sections, normalised, as `(name, text)` tuples in order (built on each
+    /// access).
+    #[getter]
+    fn head_sections<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        pairs_tuple(py, &self.head)
+    }
+
+    /// Kept tail sections, normalised, as `(name, text)` tuples in order (built on each
+    /// access).
+    #[getter]
+    fn tail_sections<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        pairs_tuple(py, &self.tail)
     }
 
     /// `{"role": "system", "content": head_text}` (a new dict each call), or None.
@@ -444,9 +458,9 @@ impl RunContext {
         Ok(format!(
             "RunContext(digest='{}…', head_sections={}, facts={}, tail_sections={})",
             &digest[..runcontext_core::DIGEST_PREFIX.len() + 12],
-            self.head_sections.bind(py).len(),
-            self.facts.bind(py).len(),
-            self.tail_sections.bind(py).len()
+            self.head.len(),
+            self.facts.len(),
+            self.tail.len()
         ))
     }
 
@@ -457,9 +471,9 @@ impl RunContext {
         let py = slf.py();
         let this = slf.get();
         let kwargs = PyDict::new(py);
-        kwargs.set_item("head_sections", this.head_sections.bind(py))?;
-        kwargs.set_item("facts", this.facts.bind(py))?;
-        kwargs.set_item("tail_sections", this.tail_sections.bind(py))?;
+        kwargs.set_item("head_sections", this.head_sections(py)?)?;
+        kwargs.set_item("facts", this.facts(py)?)?;
+        kwargs.set_item("tail_sections", this.tail_sections(py)?)?;
         let partial = py
             .import("functools")?
             .getattr("partial")?

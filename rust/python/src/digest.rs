@@ -7,7 +7,8 @@
 //!   holds a strong reference for the whole call, so neither the text nor its UTF-8 form
 //!   (the object's own data for an ASCII string, else a cache the object owns and frees only
 //!   with itself) can change or be freed;
-//! * a `bytes` object (`digest_bytes`): immutable, and referenced for the whole call.
+//! * a `bytes` object (`digest_bytes`), or a `memoryview` of one: immutable, and referenced
+//!   (or, for the view, exported) for the whole call.
 //!
 //! Every other buffer (`bytearray`, `memoryview`, `array`, `mmap`, numpy arrays) is writable
 //! or is a view of something writable: with the GIL released, another Python thread could
@@ -25,7 +26,7 @@
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBytes, PyMemoryView, PyString};
 
 use crate::errors::type_name;
 
@@ -39,6 +40,14 @@ fn hash(data: &[u8], parallel: bool) -> String {
     } else {
         runcontext_core::digest_bytes(data)
     }
+}
+
+/// True for a `memoryview` whose memory belongs to a `bytes` object (immutable).
+fn is_view_of_bytes(data: &Bound<'_, PyAny>) -> bool {
+    data.cast::<PyMemoryView>().is_ok_and(|view| {
+        view.getattr(pyo3::intern!(data.py(), "obj"))
+            .is_ok_and(|obj| obj.is_instance_of::<PyBytes>())
+    })
 }
 
 /// `blake3:` + hex of BLAKE3-256 of the canonical JSON of `value`.
@@ -101,7 +110,13 @@ pub fn digest_bytes(py: Python<'_>, data: &Bound<'_, PyAny>, parallel: bool) -> 
         // below, and the GIL stays held while they are read (no Python code can change
         // them; see the module comment), so they are hashed in place, not copied.
         let bytes = unsafe { std::slice::from_raw_parts(view.buf.cast::<u8>(), len) };
-        hash(bytes, parallel)
+        if len > DETACH_THRESHOLD && is_view_of_bytes(data) {
+            // SAFETY (of reading without the GIL): a memoryview of a bytes object shows
+            // immutable memory, which the export above keeps alive until its release.
+            py.detach(|| hash(bytes, parallel))
+        } else {
+            hash(bytes, parallel)
+        }
     };
     // SAFETY: releases the export made above, once.
     unsafe { ffi::PyBuffer_Release(&mut view) };

@@ -53,7 +53,7 @@ def test_digest_format() -> None:
     assert digest({"a": 1}) == digest({"a": 1.0}) != digest({"a": "1"})
 
 
-def test_digest_bytes_takes_any_format_and_copies_writable_buffers() -> None:
+def test_digest_bytes_takes_any_format_and_hashes_writable_buffers_in_place() -> None:
     import array
     import ctypes
 

@@ -40,12 +40,14 @@ impl fmt::Display for Arg {
     }
 }
 
-/// What a front-end value is, as far as the argument rules care.
-pub enum Shape<N> {
+/// What a front-end value is, as far as the argument rules care. `T` is the front end's
+/// handle on a text ([`ArgNode::Text`]): the rules read it as a `&str` and keep it as it is,
+/// so a text is never copied to be checked or hashed.
+pub enum Shape<N, T> {
     /// Nothing: Python's `None`, JSON's `null`.
     Null,
     /// Text (Python `str`, JSON string).
-    Str(String),
+    Str(T),
     /// Text that is not valid Unicode (a Python `str` with a lone surrogate).
     NotText,
     /// An ordered sequence (list, tuple, any other sequence); never a string. `items` holds
@@ -66,8 +68,12 @@ pub trait ArgNode: Sized {
     /// A failure of the front end itself while it looks (an iterator that raised).
     type Error;
 
+    /// A text this front end holds (a Python `str` object, a Rust `String`). The rules keep
+    /// the handle and read it through `as_ref()`.
+    type Text: AsRef<str>;
+
     /// Classifies this value, reading at most `limit + 1` items of a sequence.
-    fn shape(&self, limit: usize) -> Result<Shape<Self>, Self::Error>;
+    fn shape(&self, limit: usize) -> Result<Shape<Self, Self::Text>, Self::Error>;
 
     /// The front end's name for this value's type, for messages (`dict`, `int`, `object`).
     fn type_name(&self) -> String;
@@ -113,8 +119,9 @@ fn utf16_text(value: &crate::Value) -> Option<Result<String, ()>> {
 /// UTF-16 code units (how a vector writes a lone surrogate), and any other object a mapping.
 impl ArgNode for crate::Value {
     type Error = std::convert::Infallible;
+    type Text = String;
 
-    fn shape(&self, limit: usize) -> Result<Shape<Self>, Self::Error> {
+    fn shape(&self, limit: usize) -> Result<Shape<Self, String>, Self::Error> {
         use crate::Value;
         Ok(match self {
             Value::Null => Shape::Null,

@@ -40,11 +40,16 @@ pub mod value;
 
 pub use args::{Arg, ArgError, ArgNode, Shape};
 pub use canonical::{CanonicalError, CanonicalErrorKind, MAX_DEPTH, MAX_SAFE_INTEGER};
-pub use digest::{digest, digest_bytes, DIGEST_PREFIX};
+#[cfg(feature = "rayon")]
+pub use digest::digest_bytes_parallel;
+pub use digest::{
+    digest, digest_bytes, digest_json_str, format_digest, DIGEST_PREFIX, PARALLEL_THRESHOLD,
+};
 pub use parse::{canonicalize_text, parse, ParseError, ParseErrorKind};
 pub use path::JsonPath;
 pub use runcontext::{
-    section_digest, Entry, Position, RunContext, RunContextError, RunContextErrorKind, Section,
+    context_digests, render_head, render_tail, section_digest, ContextDigests, Entry, Kept,
+    KeptEntries, Position, RunContext, RunContextError, RunContextErrorKind, Section,
     FORMAT_VERSION, MAX_ENTRIES, TAIL_CLOSING, TAIL_HEADING,
 };
 pub use value::Value;

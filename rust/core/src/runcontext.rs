@@ -8,7 +8,7 @@ use std::fmt;
 
 use crate::args::{Arg, ArgError, ArgNode, Shape};
 use crate::canonical::{quoted, write_str};
-use crate::digest::digest_bytes;
+use crate::digest::{format_digest, json_string_pieces, JsonHasher};
 
 /// Version of the rendering and digest format.
 pub const FORMAT_VERSION: u32 = 1;
@@ -332,88 +332,152 @@ fn is_forbidden_in_name(c: char) -> bool {
     c.is_control() || c == '\u{2028}' || c == '\u{2029}'
 }
 
+/// A value or section text as the rules keep it: the caller's text, and how much of it
+/// normalisation (§ 3.3) keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept<T> {
+    raw: T,
+    len: usize,
+}
+
+impl<T: AsRef<str>> Kept<T> {
+    fn new(raw: T) -> Self {
+        let len = normalise(raw.as_ref()).len();
+        Self { raw, len }
+    }
+
+    /// The normalised text.
+    pub fn as_str(&self) -> &str {
+        &self.raw.as_ref()[..self.len]
+    }
+
+    /// The text as the caller passed it.
+    pub fn raw(&self) -> &T {
+        &self.raw
+    }
+
+    /// True when normalisation removed nothing: the caller's text is the kept text.
+    pub fn is_whole(&self) -> bool {
+        self.len == self.raw.as_ref().len()
+    }
+}
+
+/// The entries a RunContext keeps (names validated, values normalised, dropped entries
+/// gone), in order, before anything is rendered or hashed: what
+/// [`RunContext::validate`] returns to a front end that renders and hashes them itself,
+/// holding on to its own text objects rather than copies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptEntries<T> {
+    pub head: Vec<(T, Kept<T>)>,
+    pub facts: Vec<(T, Kept<T>)>,
+    pub tail: Vec<(T, Kept<T>)>,
+}
+
 /// Collects validated entries, in order, for the three arguments.
-#[derive(Default)]
-struct Collector {
-    head: Vec<(String, Option<String>)>,
-    facts: Vec<(String, Option<String>)>,
-    tail: Vec<(String, Option<String>)>,
+struct Collector<T> {
+    head: Vec<(T, Option<Kept<T>>)>,
+    facts: Vec<(T, Option<Kept<T>>)>,
+    tail: Vec<(T, Option<Kept<T>>)>,
     // Where each name was first used, for duplicate messages: one namespace for the facts,
     // one for head and tail sections together.
     fact_names: HashMap<String, usize>,
     section_names: HashMap<String, (Arg, usize)>,
 }
 
-impl Collector {
+impl<T> Default for Collector<T> {
+    fn default() -> Self {
+        Self {
+            head: Vec::new(),
+            facts: Vec::new(),
+            tail: Vec::new(),
+            fact_names: HashMap::new(),
+            section_names: HashMap::new(),
+        }
+    }
+}
+
+impl<T: AsRef<str>> Collector<T> {
     fn add(
         &mut self,
         arg: Arg,
         index: usize,
-        name: String,
-        value: Option<String>,
+        name: T,
+        value: Option<T>,
     ) -> Result<(), RunContextError> {
         use RunContextErrorKind as K;
         let at = |name: Option<&str>, kind| Err(RunContextError::entry(arg, index, name, kind));
-        if name.is_empty() {
+        let text = name.as_ref();
+        if text.is_empty() {
             return at(None, K::EmptyName);
         }
-        if name.chars().any(is_forbidden_in_name) {
-            return at(Some(&name), K::NameControl);
+        if text.chars().any(is_forbidden_in_name) {
+            return at(Some(text), K::NameControl);
         }
-        if name.starts_with(char::is_whitespace) || name.ends_with(char::is_whitespace) {
-            return at(Some(&name), K::NameWhitespace);
+        if text.starts_with(char::is_whitespace) || text.ends_with(char::is_whitespace) {
+            return at(Some(text), K::NameWhitespace);
         }
         let first = if arg == Arg::Facts {
-            self.fact_names.get(&name).map(|&i| (Arg::Facts, i))
+            self.fact_names.get(text).map(|&i| (Arg::Facts, i))
         } else {
-            self.section_names.get(&name).copied()
+            self.section_names.get(text).copied()
         };
         if let Some((first_arg, first_index)) = first {
             let kind = K::DuplicateName {
                 first_arg,
                 first_index,
             };
-            return at(Some(&name), kind);
+            return at(Some(text), kind);
         }
-        let value = value.map(|v| {
-            let kept = normalise(&v).len();
-            let mut v = v;
-            v.truncate(kept);
-            v
-        });
+        let value = value.map(Kept::new);
         match arg {
             Arg::HeadSections => {
-                self.section_names.insert(name.clone(), (arg, index));
+                self.section_names.insert(text.to_owned(), (arg, index));
                 self.head.push((name, value));
             }
             Arg::TailSections => {
-                self.section_names.insert(name.clone(), (arg, index));
+                self.section_names.insert(text.to_owned(), (arg, index));
                 self.tail.push((name, value));
             }
             Arg::Facts => {
-                self.fact_names.insert(name.clone(), index);
+                self.fact_names.insert(text.to_owned(), index);
                 self.facts.push((name, value));
             }
         }
         Ok(())
     }
 
-    fn finish(self) -> RunContext {
+    fn finish(self) -> KeptEntries<T> {
         // Empty is empty: a section with no text is dropped; a fact is dropped only for None.
-        let keep_sections = |entries: Vec<(String, Option<String>)>| -> Vec<(String, String)> {
+        let keep_sections = |entries: Vec<(T, Option<Kept<T>>)>| -> Vec<(T, Kept<T>)> {
             entries
                 .into_iter()
-                .filter_map(|(n, t)| t.filter(|t| !t.is_empty()).map(|t| (n, t)))
+                .filter_map(|(n, t)| t.filter(|t| t.len > 0).map(|t| (n, t)))
                 .collect()
         };
-        let head = keep_sections(self.head);
-        let tail = keep_sections(self.tail);
-        let facts: Vec<(String, String)> = self
-            .facts
-            .into_iter()
-            .filter_map(|(n, v)| v.map(|v| (n, v)))
-            .collect();
-        RunContext::render(head, facts, tail)
+        KeptEntries {
+            head: keep_sections(self.head),
+            tail: keep_sections(self.tail),
+            facts: self
+                .facts
+                .into_iter()
+                .filter_map(|(n, v)| v.map(|v| (n, v)))
+                .collect(),
+        }
+    }
+}
+
+impl KeptEntries<String> {
+    fn into_context(self) -> RunContext {
+        let owned = |entries: Vec<(String, Kept<String>)>| -> Vec<(String, String)> {
+            entries
+                .into_iter()
+                .map(|(n, mut t)| {
+                    t.raw.truncate(t.len);
+                    (n, t.raw)
+                })
+                .collect()
+        };
+        RunContext::render(owned(self.head), owned(self.facts), owned(self.tail))
     }
 }
 
@@ -439,7 +503,7 @@ impl RunContext {
                 collector.add(arg, index, entry.name, entry.value)?;
             }
         }
-        Ok(collector.finish())
+        Ok(collector.finish().into_context())
     }
 
     /// Builds a context from front-end values, applying the shape rules of [`crate::args`]
@@ -448,11 +512,23 @@ impl RunContext {
     /// Order of checks (the conformance vectors rely on it): the arguments in the order
     /// head_sections, facts, tail_sections; for each, its own shape, then each entry in turn:
     /// pair shape, name type, value type, name rules, duplicates.
-    pub fn from_args<N: ArgNode>(
+    pub fn from_args<N: ArgNode<Text = String>>(
         head: Option<&N>,
         facts: Option<&N>,
         tail: Option<&N>,
     ) -> Result<Self, ArgError<N::Error>> {
+        Ok(Self::validate(head, facts, tail)?.into_context())
+    }
+
+    /// The rules of [`RunContext::from_args`] without the rendering: the kept entries, each
+    /// text still the front end's own handle (`N::Text`). A front end that keeps its own
+    /// text objects renders them with [`render_head`] and [`render_tail`] and hashes them
+    /// with [`context_digests`], which give what a [`RunContext`] built from them would.
+    pub fn validate<N: ArgNode>(
+        head: Option<&N>,
+        facts: Option<&N>,
+        tail: Option<&N>,
+    ) -> Result<KeptEntries<N::Text>, ArgError<N::Error>> {
         let mut collector = Collector::default();
         for (arg, node) in [
             (Arg::HeadSections, head),
@@ -471,49 +547,26 @@ impl RunContext {
         facts: Vec<(String, String)>,
         tail: Vec<(String, String)>,
     ) -> Self {
-        let head_text = (!head.is_empty()).then(|| {
-            head.iter()
-                .map(|(_, t)| t.as_str())
-                .collect::<Vec<_>>()
-                .join("\n\n")
-        });
-        let tail_text = (!facts.is_empty() || !tail.is_empty()).then(|| {
-            let mut out = String::from(TAIL_HEADING);
-            if !facts.is_empty() {
-                out.push_str("\n\n");
-                for (i, (name, value)) in facts.iter().enumerate() {
-                    if i > 0 {
-                        out.push('\n');
-                    }
-                    out.push_str("- ");
-                    out.push_str(name);
-                    out.push(':');
-                    if !value.is_empty() {
-                        out.push(' ');
-                        out.push_str(value);
-                    }
-                }
-            }
-            for (_, text) in &tail {
-                out.push_str("\n\n");
-                out.push_str(text);
-            }
-            out.push_str("\n\n");
-            out.push_str(TAIL_CLOSING);
-            out
-        });
-        let section = |position: Position, (name, text): &(String, String)| Section {
-            position,
-            digest: section_digest(name, text),
-            name: name.clone(),
-            text: text.clone(),
-        };
+        let mut head_text = String::new();
+        let head_text =
+            render_head(&head, &mut |piece| head_text.push_str(piece)).then_some(head_text);
+        let mut tail_text = String::new();
+        let tail_text =
+            render_tail(&facts, &tail, &mut |piece| tail_text.push_str(piece)).then_some(tail_text);
+        let digests = context_digests(&head, &facts, &tail);
         let sections = head
             .iter()
-            .map(|e| section(Position::Head, e))
-            .chain(tail.iter().map(|e| section(Position::Tail, e)))
+            .map(|e| (Position::Head, e))
+            .chain(tail.iter().map(|e| (Position::Tail, e)))
+            .zip(&digests.sections)
+            .map(|((position, (name, text)), digest)| Section {
+                position,
+                digest: format_digest(digest),
+                name: name.clone(),
+                text: text.clone(),
+            })
             .collect();
-        let digest = digest_bytes(&document(&head, &facts, &tail));
+        let digest = format_digest(&digests.digest);
         RunContext {
             head,
             facts,
@@ -578,6 +631,124 @@ impl RunContext {
     }
 }
 
+/// Writes `head_text` (§ 3.5) piece by piece into `out`: the head sections' texts joined by
+/// a blank line. Returns false, writing nothing, when there is no head text (no section).
+pub fn render_head<A: AsRef<str>, B: AsRef<str>>(
+    head: &[(A, B)],
+    out: &mut dyn FnMut(&str),
+) -> bool {
+    for (i, (_, text)) in head.iter().enumerate() {
+        if i > 0 {
+            out("\n\n");
+        }
+        out(text.as_ref());
+    }
+    !head.is_empty()
+}
+
+/// Writes `tail_text` (§ 3.5) piece by piece into `out`. Returns false, writing nothing,
+/// when there is no tail text (no fact and no tail section).
+pub fn render_tail<A: AsRef<str>, B: AsRef<str>, C: AsRef<str>, D: AsRef<str>>(
+    facts: &[(A, B)],
+    tail: &[(C, D)],
+    out: &mut dyn FnMut(&str),
+) -> bool {
+    if facts.is_empty() && tail.is_empty() {
+        return false;
+    }
+    out(TAIL_HEADING);
+    for (i, (name, value)) in facts.iter().enumerate() {
+        out(if i == 0 { "\n\n- " } else { "\n- " });
+        out(name.as_ref());
+        out(":");
+        if !value.as_ref().is_empty() {
+            out(" ");
+            out(value.as_ref());
+        }
+    }
+    for (_, text) in tail {
+        out("\n\n");
+        out(text.as_ref());
+    }
+    out("\n\n");
+    out(TAIL_CLOSING);
+    true
+}
+
+/// The BLAKE3 hashes of a context made of kept, normalised entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextDigests {
+    /// Of the canonical document (§ 3.6).
+    pub digest: [u8; 32],
+    /// Of `{"name": name, "text": text}` for each section, head first.
+    pub sections: Vec<[u8; 32]>,
+}
+
+/// Both digests of § 3.6 in one pass over the texts: each section text is escaped once, a
+/// block at a time, and every block goes to the document's hasher and to the section's, so
+/// neither the canonical document nor a section's JSON is ever built (issue 13).
+pub fn context_digests<A: AsRef<str>, B: AsRef<str>, C: AsRef<str>, D: AsRef<str>>(
+    head: &[(A, B)],
+    facts: &[(C, D)],
+    tail: &[(A, B)],
+) -> ContextDigests {
+    hash_document(head, facts, tail, true)
+}
+
+fn hash_document<A: AsRef<str>, B: AsRef<str>, C: AsRef<str>, D: AsRef<str>>(
+    head: &[(A, B)],
+    facts: &[(C, D)],
+    tail: &[(A, B)],
+    with_sections: bool,
+) -> ContextDigests {
+    // Written in canonical form directly: the keys are already in sorted order.
+    let mut doc = JsonHasher::new();
+    let mut sections = Vec::with_capacity(if with_sections {
+        head.len() + tail.len()
+    } else {
+        0
+    });
+    doc.raw(b"{\"facts\":[");
+    for (i, (name, value)) in facts.iter().enumerate() {
+        doc.raw(if i == 0 { b"[" } else { b",[" });
+        doc.string(name.as_ref());
+        doc.raw(b",");
+        doc.string(value.as_ref());
+        doc.raw(b"]");
+    }
+    for (key, part) in [(&b"],\"head\":["[..], head), (&b"],\"tail\":["[..], tail)] {
+        doc.raw(key);
+        for (i, (name, text)) in part.iter().enumerate() {
+            let (name, text) = (name.as_ref(), text.as_ref());
+            doc.raw(if i == 0 { b"[" } else { b",[" });
+            doc.string(name);
+            doc.raw(b",");
+            if with_sections {
+                let mut section = JsonHasher::new();
+                section.raw(b"{\"name\":");
+                section.string(name);
+                section.raw(b",\"text\":");
+                json_string_pieces(text, &mut |piece| {
+                    doc.raw(piece);
+                    section.raw(piece);
+                });
+                section.raw(b"}");
+                sections.push(section.finalize());
+            } else {
+                doc.string(text);
+            }
+            doc.raw(b"]");
+        }
+    }
+    doc.raw(b"],\"v\":");
+    doc.raw(FORMAT_VERSION.to_string().as_bytes());
+    doc.raw(b"}");
+    ContextDigests {
+        digest: doc.finalize(),
+        sections,
+    }
+}
+
 fn write_pairs<A: AsRef<str>, B: AsRef<str>>(out: &mut Vec<u8>, pairs: &[(A, B)]) {
     out.push(b'[');
     for (i, (name, value)) in pairs.iter().enumerate() {
@@ -600,7 +771,8 @@ fn pairs_size<A: AsRef<str>, B: AsRef<str>>(pairs: &[(A, B)]) -> usize {
         .sum()
 }
 
-// Written directly in canonical form: the keys are already in sorted order.
+// Written directly in canonical form: the keys are already in sorted order. Built only for
+// `canonical_document`; the digests are hashed as they are written (`hash_document`).
 fn document<S: AsRef<str>, T: AsRef<str>, F: AsRef<str>, G: AsRef<str>>(
     head: &[(S, T)],
     facts: &[(F, G)],
@@ -627,22 +799,22 @@ pub fn digest_of_kept<S: AsRef<str>, T: AsRef<str>, F: AsRef<str>, G: AsRef<str>
     facts: &[(F, G)],
     tail: &[(S, T)],
 ) -> String {
-    digest_bytes(&document(head, facts, tail))
+    format_digest(&hash_document(head, facts, tail, false).digest)
 }
 
 /// `digest({"name": name, "text": text})`: what a transcript stores a section body under.
 pub fn section_digest(name: &str, text: &str) -> String {
-    let mut out = Vec::with_capacity(name.len() + text.len() + 20);
-    out.extend_from_slice(b"{\"name\":");
-    write_str(&mut out, name);
-    out.extend_from_slice(b",\"text\":");
-    write_str(&mut out, text);
-    out.push(b'}');
-    digest_bytes(&out)
+    let mut section = JsonHasher::new();
+    section.raw(b"{\"name\":");
+    section.string(name);
+    section.raw(b",\"text\":");
+    section.string(text);
+    section.raw(b"}");
+    format_digest(&section.finalize())
 }
 
 /// `found` of a [`RunContextErrorKind::NotAPair`]: the type, and the length of a sequence.
-fn describe<N: ArgNode>(shape: &Shape<N>, node: &N) -> String {
+fn describe<N: ArgNode>(shape: &Shape<N, N::Text>, node: &N) -> String {
     match shape {
         Shape::Seq { len: Some(len), .. } => format!("a {} of {len} items", node.type_name()),
         Shape::Seq { items, len: None } => format!(
@@ -690,8 +862,11 @@ fn bare_pair_name<N: ArgNode>(items: &[N]) -> Result<Option<(String, bool)>, N::
         return Ok(None);
     };
     let text_or_none = matches!(second.shape(0)?, Shape::Str(_) | Shape::Null);
-    Ok(Some((name, text_or_none)))
+    Ok(Some((name.as_ref().to_owned(), text_or_none)))
 }
+
+/// A name and its value (`None` for a `None` value), as the front end holds them.
+type TextPair<N> = (<N as ArgNode>::Text, Option<<N as ArgNode>::Text>);
 
 /// One entry, checked in the order of docs/FORMAT.md § 3.1: pair shape, name type, value
 /// type, then whether both are text (name first). The name rules come after, in
@@ -701,7 +876,7 @@ fn entry<N: ArgNode>(
     index: usize,
     item: &N,
     bare_name: Option<&str>,
-) -> Result<(String, Option<String>), ArgError<N::Error>> {
+) -> Result<TextPair<N>, ArgError<N::Error>> {
     use RunContextErrorKind as K;
     let at = |name: Option<&str>, kind| Err(RunContextError::entry(arg, index, name, kind).into());
     let pair = match item.shape(2).map_err(ArgError::Host)? {
@@ -733,7 +908,7 @@ fn entry<N: ArgNode>(
     };
     if !matches!(value, Shape::Str(_) | Shape::NotText | Shape::Null) {
         let type_name = pair[1].type_name();
-        return at(name.as_deref(), K::ValueType { type_name });
+        return at(name.as_ref().map(AsRef::as_ref), K::ValueType { type_name });
     }
     let Some(name) = name else {
         return at(None, K::NotText);
@@ -741,14 +916,14 @@ fn entry<N: ArgNode>(
     match value {
         Shape::Str(value) => Ok((name, Some(value))),
         Shape::Null => Ok((name, None)),
-        _ => at(Some(&name), K::NotText),
+        _ => at(Some(name.as_ref()), K::NotText),
     }
 }
 
 /// Applies the shape rules to one argument, a sequence of (name, str-or-None) pairs, and
 /// adds each entry as soon as it is read, so that errors come in entry order.
 fn add_pairs<N: ArgNode>(
-    collector: &mut Collector,
+    collector: &mut Collector<N::Text>,
     arg: Arg,
     node: &N,
 ) -> Result<(), ArgError<N::Error>> {
@@ -772,6 +947,7 @@ fn add_pairs<N: ArgNode>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::digest::digest_bytes;
 
     fn e(name: &str, value: &str) -> Entry {
         Entry::new(name, Some(value))

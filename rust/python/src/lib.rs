@@ -5,7 +5,11 @@
 
 use pyo3::prelude::*;
 
+// `canonical::digest_bytes` is superseded by `digest::digest_bytes`; it goes when canonical.rs
+// is next edited (another branch is reworking that file).
+#[allow(dead_code)]
 mod canonical;
+mod digest;
 mod errors;
 mod runcontext;
 mod transcript;
@@ -19,8 +23,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FORMAT_VERSION", runcontext_core::FORMAT_VERSION)?;
     m.add_function(wrap_pyfunction!(canonical::canonical_json, m)?)?;
     m.add_function(wrap_pyfunction!(canonical::canonicalize_text, m)?)?;
-    m.add_function(wrap_pyfunction!(canonical::digest, m)?)?;
-    m.add_function(wrap_pyfunction!(canonical::digest_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(digest::digest, m)?)?;
+    m.add_function(wrap_pyfunction!(digest::digest_bytes, m)?)?;
     m.add_class::<runcontext::RunContext>()?;
     m.add_class::<transcript::Transcript>()?;
     m.add_function(wrap_pyfunction!(transcript::json_value, m)?)?;

@@ -1,34 +1,79 @@
 //! `runcontext.RunContext`: an immutable Python mirror of the core's RunContext.
 //!
 //! Python values are described to the core as [`Shape`]s; the core applies every rule.
-//! All Python objects a property returns are built once, at construction.
+//!
+//! Lean by design (issue 13): a context holds the caller's own `str` objects with the length
+//! of each that normalisation keeps (a text is not copied to drop its trailing newline),
+//! the 32-byte hashes and the digest string: nothing that grows with the text beyond the
+//! caller's strings. The texts are read in place (never copied to be checked or hashed),
+//! both digests are streamed in one pass with the GIL released, and every property that
+//! holds text (`head_text`, `tail_text`, `sections`, the pair tuples) is built on each
+//! access rather than kept (docs/FORMAT.md § 3.5, *Memory*).
 
 use pyo3::basic::CompareOp;
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{
     PyByteArray, PyBytes, PyDict, PyFrozenSet, PyList, PyMapping, PySequence, PySet, PyString,
     PyTuple, PyType,
 };
-use runcontext_core::{ArgError, ArgNode, Shape};
+use runcontext_core::{ArgError, ArgNode, Kept, Shape};
 
+use crate::digest::DETACH_THRESHOLD;
 use crate::errors::{runcontext_error, type_name};
+
+/// A Python str the core reads in place, through its UTF-8 form.
+struct PyText<'py> {
+    obj: Bound<'py, PyString>,
+    utf8: *const u8,
+    len: usize,
+}
+
+impl<'py> PyText<'py> {
+    /// `None` when the str is not Unicode text (it holds a lone surrogate).
+    fn new(obj: Bound<'py, PyString>) -> Option<Self> {
+        let text = obj.to_str().ok()?;
+        let (utf8, len) = (text.as_ptr(), text.len());
+        Some(Self { obj, utf8, len })
+    }
+
+    /// The str to hold: the caller's own when it is exactly a `str`; a subclass's text as a
+    /// plain str (whose methods nobody can override).
+    fn held(&self) -> Py<PyString> {
+        if self.obj.is_exact_instance_of::<PyString>() {
+            self.obj.clone().unbind()
+        } else {
+            PyString::new(self.obj.py(), self.as_ref()).unbind()
+        }
+    }
+}
+
+impl AsRef<str> for PyText<'_> {
+    fn as_ref(&self) -> &str {
+        // SAFETY: `utf8` and `len` are the UTF-8 form of `obj`, which this value keeps
+        // alive. A str is immutable, and its UTF-8 form is its own data (ASCII) or a cache
+        // CPython keeps with the object and frees only with it.
+        unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(self.utf8, self.len)) }
+    }
+}
 
 /// A Python value as the core's argument rules see it.
 struct PyNode<'py>(Bound<'py, PyAny>);
 
 impl<'py> ArgNode for PyNode<'py> {
     type Error = PyErr;
+    type Text = PyText<'py>;
 
-    fn shape(&self, limit: usize) -> PyResult<Shape<Self>> {
+    fn shape(&self, limit: usize) -> PyResult<Shape<Self, PyText<'py>>> {
         let obj = &self.0;
         let take = limit.saturating_add(1);
         Ok(if obj.is_none() {
             Shape::Null
         } else if let Ok(s) = obj.cast::<PyString>() {
-            match s.to_str() {
-                Ok(text) => Shape::Str(text.to_owned()),
-                Err(_) => Shape::NotText,
+            match PyText::new(s.clone()) {
+                Some(text) => Shape::Str(text),
+                None => Shape::NotText,
             }
         } else if let Ok(list) = obj.cast::<PyList>() {
             Shape::Seq {
@@ -75,15 +120,146 @@ fn is_abstract_set(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     obj.is_instance(SET.import(obj.py(), "collections.abc", "Set")?)
 }
 
-type StrPair<'py> = (Bound<'py, PyString>, Bound<'py, PyString>);
+type KeptPair<'py> = (PyText<'py>, Kept<PyText<'py>>);
 
-fn pairs_tuple<'py>(py: Python<'py>, pairs: &[StrPair<'py>]) -> PyResult<Py<PyTuple>> {
-    let items = pairs
+/// The kept `(name, text)` of each pair, as the core reads them.
+fn view<'a>(pairs: &'a [KeptPair<'_>]) -> Vec<(&'a str, &'a str)> {
+    pairs
         .iter()
-        .map(|(n, v)| PyTuple::new(py, [n, v]))
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok(PyTuple::new(py, items)?.unbind())
+        .map(|(n, t)| (n.as_ref(), t.as_str()))
+        .collect()
 }
+
+/// A kept entry: the caller's name and text, and how many bytes of the text's UTF-8 form
+/// normalisation keeps.
+struct Held {
+    name: Py<PyString>,
+    text: Py<PyString>,
+    kept: usize,
+}
+
+fn hold(pairs: &[KeptPair<'_>]) -> Box<[Held]> {
+    pairs
+        .iter()
+        .map(|(name, text)| Held {
+            name: name.held(),
+            text: text.raw().held(),
+            kept: text.as_str().len(),
+        })
+        .collect()
+}
+
+/// The UTF-8 text of a str this class holds, for as long as `'a`.
+///
+/// SAFETY: `obj` is an exact str that was read as text at construction and is kept alive
+/// for `'a` (str objects are immutable; their UTF-8 form is their own data when ASCII, else
+/// the cache CPython made then and frees only with the object).
+unsafe fn utf8<'a>(obj: *mut ffi::PyObject) -> &'a str {
+    if unsafe { ffi::PyUnicode_IS_COMPACT_ASCII(obj) } != 0 {
+        let len = unsafe { ffi::PyUnicode_GET_LENGTH(obj) } as usize;
+        let data = unsafe { ffi::PyUnicode_DATA(obj) }.cast::<u8>();
+        return unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(data, len)) };
+    }
+    let mut size: ffi::Py_ssize_t = 0;
+    let data = unsafe { ffi::PyUnicode_AsUTF8AndSize(obj, &mut size) };
+    if data.is_null() {
+        // Unreachable (the text was UTF-8 at construction); an empty text is harmless.
+        unsafe { ffi::PyErr_Clear() };
+        return "";
+    }
+    let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size as usize) };
+    unsafe { std::str::from_utf8_unchecked(bytes) }
+}
+
+/// The kept `(name, text)` of each entry, and whether all of them are ASCII.
+fn read(entries: &[Held]) -> (Vec<(&str, &str)>, bool) {
+    let mut ascii = true;
+    let pairs = entries
+        .iter()
+        .map(|e| {
+            let (name, text) = (e.name.as_ptr(), e.text.as_ptr());
+            // SAFETY: `entries` holds both strs (see `utf8`), so they outlive the borrow of
+            // `entries`; PyUnicode_IS_ASCII reads a flag of a str. `kept` is a character
+            // boundary of the text (normalisation cut it there).
+            unsafe {
+                ascii &= ffi::PyUnicode_IS_ASCII(name) != 0 && ffi::PyUnicode_IS_ASCII(text) != 0;
+                (utf8(name), utf8(text).get(..e.kept).unwrap_or(""))
+            }
+        })
+        .collect();
+    (pairs, ascii)
+}
+
+/// The kept text of an entry as a str: the caller's own when normalisation kept all of it.
+fn kept_text<'py>(py: Python<'py>, entry: &Held) -> Bound<'py, PyString> {
+    let text = entry.text.bind(py);
+    // SAFETY: as in `read`.
+    let whole = unsafe { utf8(text.as_ptr()) };
+    match whole.get(..entry.kept) {
+        Some(kept) if kept.len() < whole.len() => PyString::new(py, kept),
+        _ => text.clone(),
+    }
+}
+
+fn pairs_tuple<'py>(py: Python<'py>, entries: &[Held]) -> PyResult<Bound<'py, PyTuple>> {
+    let items = entries
+        .iter()
+        .map(|e| PyTuple::new(py, [e.name.bind(py).clone(), kept_text(py, e)]))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyTuple::new(py, items)
+}
+
+/// Writes a text piece by piece into its argument; false when there is no text.
+type Renderer<'a> = dyn Fn(&mut dyn FnMut(&str)) -> bool + Sync + 'a;
+
+/// A new str of the text that `write` renders (`None` when it renders none): written
+/// straight into a new ASCII str when every piece is ASCII, with the GIL released for
+/// large texts (the str is this function's alone until it returns it).
+fn render<'py>(
+    py: Python<'py>,
+    ascii: bool,
+    write: &Renderer<'_>,
+) -> PyResult<Option<Bound<'py, PyString>>> {
+    let mut len = 0;
+    if !write(&mut |piece| len += piece.len()) {
+        return Ok(None);
+    }
+    if !ascii {
+        let mut out = String::with_capacity(len);
+        write(&mut |piece| out.push_str(piece));
+        return Ok(Some(PyString::new(py, &out)));
+    }
+    // SAFETY: PyUnicode_New with maximum character 127 makes a compact ASCII str of `len`
+    // characters, one byte each, uninitialised, with its terminating NUL written.
+    let obj = unsafe {
+        Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(len as ffi::Py_ssize_t, 127))?
+            .cast_into_unchecked::<PyString>()
+    };
+    let data = Buffer(unsafe { ffi::PyUnicode_DATA(obj.as_ptr()) }.cast::<u8>());
+    let fill = move || {
+        let data = data;
+        let mut at = 0;
+        write(&mut |piece| {
+            // SAFETY: the pieces are the ones measured above, `len` bytes in all, so every
+            // copy stays within the str's `len` bytes; nothing else can see the new str.
+            unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), data.0.add(at), piece.len()) };
+            at += piece.len();
+        });
+    };
+    if len > DETACH_THRESHOLD {
+        py.detach(fill);
+    } else {
+        fill();
+    }
+    Ok(Some(obj))
+}
+
+/// The data pointer of a str under construction, sent to the thread that fills it.
+#[derive(Clone, Copy)]
+struct Buffer(*mut u8);
+// SAFETY: the str it points into is referenced by no one but the caller of `render`, which
+// waits for the fill to finish; only the filling thread writes through it.
+unsafe impl Send for Buffer {}
 
 fn section_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     static SECTION: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -93,46 +269,29 @@ fn section_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
 /// The refreshable half of a prompt, built fresh per run from strings the caller passes.
 #[pyclass(frozen, module = "runcontext", name = "RunContext")]
 pub struct RunContext {
-    /// The head sections' texts joined by a blank line, or None.
-    #[pyo3(get)]
-    head_text: Option<Py<PyString>>,
-    /// The tail block, or None when there are no facts and no tail sections.
-    #[pyo3(get)]
-    tail_text: Option<Py<PyString>>,
     /// `blake3:…` digest of the canonical document of the kept, normalised entries.
     #[pyo3(get)]
     digest: Py<PyString>,
-    digest_text: String,
-    /// Every kept section, head first, as `Section(position, name, text, digest)`.
-    #[pyo3(get)]
-    sections: Py<PyTuple>,
-    /// The digest of each kept section, in `sections` order.
-    #[pyo3(get)]
-    section_digests: Py<PyTuple>,
+    hash: [u8; 32],
+    /// Of each kept section, head first.
+    section_hashes: Box<[[u8; 32]]>,
+    head: Box<[Held]>,
+    facts: Box<[Held]>,
+    tail: Box<[Held]>,
     /// True when neither a head nor a tail message would be sent.
     #[pyo3(get)]
     is_empty: bool,
-    /// Kept facts, normalised, as `(name, value)` tuples in order.
-    #[pyo3(get)]
-    facts: Py<PyTuple>,
-    /// Kept head sections, normalised, as `(name, text)` tuples in order.
-    #[pyo3(get)]
-    head_sections: Py<PyTuple>,
-    /// Kept tail sections, normalised, as `(name, text)` tuples in order.
-    #[pyo3(get)]
-    tail_sections: Py<PyTuple>,
-    hash: isize,
 }
 
 impl RunContext {
     fn message<'py>(
         py: Python<'py>,
-        text: &Option<Py<PyString>>,
+        text: Option<Bound<'py, PyString>>,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let Some(text) = text else { return Ok(None) };
         let message = PyDict::new(py);
         message.set_item(pyo3::intern!(py, "role"), pyo3::intern!(py, "system"))?;
-        message.set_item(pyo3::intern!(py, "content"), text.bind(py))?;
+        message.set_item(pyo3::intern!(py, "content"), text)?;
         Ok(Some(message))
     }
 }
@@ -152,70 +311,123 @@ impl RunContext {
             facts.map(PyNode),
             tail_sections.map(PyNode),
         );
-        let core =
-            runcontext_core::RunContext::from_args(head.as_ref(), facts.as_ref(), tail.as_ref())
+        let kept =
+            runcontext_core::RunContext::validate(head.as_ref(), facts.as_ref(), tail.as_ref())
                 .map_err(|e| match e {
                     ArgError::Invalid(err) => runcontext_error(py, err),
                     ArgError::Host(err) => err,
                 })?;
-        // One Python str per kept text, shared by `sections`, the pair tuples and, for a
-        // single head section, `head_text`: an 8 KB AGENTS.md is decoded once, not thrice.
-        let strings =
-            |pairs: &[(String, String)]| -> Vec<(Bound<'_, PyString>, Bound<'_, PyString>)> {
-                pairs
-                    .iter()
-                    .map(|(n, t)| (PyString::new(py, n), PyString::new(py, t)))
-                    .collect()
-            };
-        let (head, facts, tail) = (
-            strings(core.head_sections()),
-            strings(core.facts()),
-            strings(core.tail_sections()),
-        );
-        let section = section_class(py)?;
-        let sections = core
-            .sections()
+        let (h, f, t) = (view(&kept.head), view(&kept.facts), view(&kept.tail));
+        let size: usize = [&h, &f, &t]
             .iter()
-            .zip(head.iter().chain(tail.iter()))
-            .map(|(s, (name, text))| {
-                section.call1((s.position.as_str(), name, text, s.digest.as_str()))
+            .flat_map(|part| part.iter())
+            .map(|(n, t)| n.len() + t.len())
+            .sum();
+        let hash = || runcontext_core::context_digests(&h, &f, &t);
+        let digests = if size > DETACH_THRESHOLD {
+            // SAFETY (of reading the texts without the GIL): every &str points into a str
+            // object that `kept` holds a strong reference to until after this call; str
+            // objects are immutable, and their UTF-8 form (their own data when ASCII, else a
+            // cache the object owns) lives as long as they do.
+            py.detach(hash)
+        } else {
+            hash()
+        };
+        Ok(RunContext {
+            digest: PyString::new(py, &runcontext_core::format_digest(&digests.digest)).unbind(),
+            hash: digests.digest,
+            section_hashes: digests.sections.into_boxed_slice(),
+            is_empty: kept.head.is_empty() && kept.facts.is_empty() && kept.tail.is_empty(),
+            head: hold(&kept.head),
+            facts: hold(&kept.facts),
+            tail: hold(&kept.tail),
+        })
+    }
+
+    /// The head sections' texts joined by a blank line, or None. Rendered on each access
+    /// (the text of a single head section is that section's own str).
+    #[getter]
+    fn head_text<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyString>>> {
+        if let [only] = &*self.head {
+            return Ok(Some(kept_text(py, only)));
+        }
+        let (pairs, ascii) = read(&self.head);
+        render(py, ascii, &|out| runcontext_core::render_head(&pairs, out))
+    }
+
+    /// The tail block, or None when there are no facts and no tail sections. Rendered on
+    /// each access.
+    #[getter]
+    fn tail_text<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyString>>> {
+        let (facts, facts_ascii) = read(&self.facts);
+        let (tail, tail_ascii) = read(&self.tail);
+        render(py, facts_ascii && tail_ascii, &|out| {
+            runcontext_core::render_tail(&facts, &tail, out)
+        })
+    }
+
+    /// Every kept section, head first, as `Section(position, name, text, digest)` (built
+    /// on each access).
+    #[getter]
+    fn sections<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let section = section_class(py)?;
+        let positions = std::iter::repeat_n("head", self.head.len())
+            .chain(std::iter::repeat_n("tail", self.tail.len()));
+        let items = self
+            .head
+            .iter()
+            .chain(self.tail.iter())
+            .zip(positions)
+            .zip(self.section_hashes.iter())
+            .map(|((entry, position), hash)| {
+                let digest = runcontext_core::format_digest(hash);
+                section.call1((position, entry.name.bind(py), kept_text(py, entry), digest))
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let head_text = match (core.head_text(), head.as_slice()) {
-            (Some(_), [(_, only)]) => Some(only.clone().unbind()),
-            (text, _) => text.map(|t| PyString::new(py, t).unbind()),
-        };
-        // Equal contexts have equal digests, so the digest's first 64 bits make a good hash.
-        let hash = u64::from_str_radix(
-            &core.digest()[runcontext_core::DIGEST_PREFIX.len()..][..16],
-            16,
+        PyTuple::new(py, items)
+    }
+
+    /// The digest of each kept section, in `sections` order (built on each access).
+    #[getter]
+    fn section_digests<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(
+            py,
+            self.section_hashes
+                .iter()
+                .map(runcontext_core::format_digest),
         )
-        .unwrap_or(0) as isize;
-        Ok(RunContext {
-            head_text,
-            tail_text: core.tail_text().map(|t| PyString::new(py, t).unbind()),
-            digest: PyString::new(py, core.digest()).unbind(),
-            digest_text: core.digest().to_owned(),
-            sections: PyTuple::new(py, sections)?.unbind(),
-            section_digests: PyTuple::new(py, core.section_digests())?.unbind(),
-            is_empty: core.is_empty(),
-            facts: pairs_tuple(py, &facts)?,
-            head_sections: pairs_tuple(py, &head)?,
-            tail_sections: pairs_tuple(py, &tail)?,
-            hash: if hash == -1 { -2 } else { hash },
-        })
+    }
+
+    /// Kept facts, normalised, as `(name, value)` tuples in order (built on each access).
+    #[getter]
+    fn facts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        pairs_tuple(py, &self.facts)
+    }
+
+    /// Kept head sections, normalised, as `(name, text)` tuples in order (built on each
+    /// access).
+    #[getter]
+    fn head_sections<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        pairs_tuple(py, &self.head)
+    }
+
+    /// Kept tail sections, normalised, as `(name, text)` tuples in order (built on each
+    /// access).
+    #[getter]
+    fn tail_sections<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        pairs_tuple(py, &self.tail)
     }
 
     /// `{"role": "system", "content": head_text}` (a new dict each call), or None.
     #[getter]
     fn head_message<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        Self::message(py, &self.head_text)
+        Self::message(py, self.head_text(py)?)
     }
 
     /// `{"role": "system", "content": tail_text}` (a new dict each call), or None.
     #[getter]
     fn tail_message<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        Self::message(py, &self.tail_text)
+        Self::message(py, self.tail_text(py)?)
     }
 
     fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
@@ -223,7 +435,7 @@ impl RunContext {
         let Ok(other) = other.cast::<RunContext>() else {
             return Ok(py.NotImplemented());
         };
-        let equal = self.digest_text == other.get().digest_text;
+        let equal = self.hash == other.get().hash;
         Ok(match op {
             CompareOp::Eq => equal.into_pyobject(py)?.to_owned().into_any().unbind(),
             CompareOp::Ne => (!equal).into_pyobject(py)?.to_owned().into_any().unbind(),
@@ -232,17 +444,23 @@ impl RunContext {
     }
 
     fn __hash__(&self) -> isize {
-        self.hash
+        // Equal contexts have equal digests, so the digest's first 64 bits make a good hash.
+        let mut first = [0; 8];
+        first.copy_from_slice(&self.hash[..8]);
+        match u64::from_be_bytes(first) as isize {
+            -1 => -2,
+            hash => hash,
+        }
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let digest = &self.digest_text;
+        let digest = self.digest.bind(py).to_str()?;
         Ok(format!(
             "RunContext(digest='{}…', head_sections={}, facts={}, tail_sections={})",
             &digest[..runcontext_core::DIGEST_PREFIX.len() + 12],
-            self.head_sections.bind(py).len(),
-            self.facts.bind(py).len(),
-            self.tail_sections.bind(py).len()
+            self.head.len(),
+            self.facts.len(),
+            self.tail.len()
         ))
     }
 
@@ -253,9 +471,9 @@ impl RunContext {
         let py = slf.py();
         let this = slf.get();
         let kwargs = PyDict::new(py);
-        kwargs.set_item("head_sections", this.head_sections.bind(py))?;
-        kwargs.set_item("facts", this.facts.bind(py))?;
-        kwargs.set_item("tail_sections", this.tail_sections.bind(py))?;
+        kwargs.set_item("head_sections", this.head_sections(py)?)?;
+        kwargs.set_item("facts", this.facts(py)?)?;
+        kwargs.set_item("tail_sections", this.tail_sections(py)?)?;
         let partial = py
             .import("functools")?
             .getattr("partial")?

@@ -1,0 +1,124 @@
+//! `digest` and `digest_bytes`: hashing with the GIL released wherever the input cannot
+//! change or go away meanwhile, and on several threads when asked.
+//!
+//! When the GIL can go (docs/FORMAT.md § 2, *Threads*):
+//!
+//! * a `str` (the whole value of `digest`): CPython strings are immutable, and the function
+//!   holds a strong reference for the whole call, so neither the text nor its UTF-8 form
+//!   (the object's own data for an ASCII string, else a cache the object owns and frees only
+//!   with itself) can change or be freed;
+//! * a `bytes` object (`digest_bytes`), or a `memoryview` of one: immutable, and referenced
+//!   (or, for the view, exported) for the whole call.
+//!
+//! Every other buffer (`bytearray`, `memoryview`, `array`, `mmap`, numpy arrays) is writable
+//! or is a view of something writable: with the GIL released, another Python thread could
+//! change it while it is read, and the digest would be of bytes that were never there
+//! together. It is hashed in place **with the GIL held**, which no Python code can get past;
+//! the buffer export pins its memory (a `bytearray` cannot be resized, an `mmap` not
+//! closed, while exported). Native code that writes to a buffer without the GIL races with
+//! every reader, and a copy taken first would race the same way, so copying would buy
+//! nothing but the copy: none is made.
+//!
+//! Containers (`digest` of a dict or list) are walked with the GIL held, because they are
+//! mutable and read through borrowed pointers (`canonical.rs`); only the hashing of the
+//! canonical bytes, which by then belong to this thread, happens without it.
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyMemoryView, PyString};
+
+use crate::errors::type_name;
+
+/// Above this many bytes, hashing releases the GIL (as blake3-py does above 2 KiB): below it,
+/// releasing and taking the GIL back costs more than other threads gain.
+pub(crate) const DETACH_THRESHOLD: usize = 2048;
+
+fn hash(data: &[u8], parallel: bool) -> String {
+    if parallel {
+        runcontext_core::digest_bytes_parallel(data)
+    } else {
+        runcontext_core::digest_bytes(data)
+    }
+}
+
+/// True for a `memoryview` whose memory belongs to a `bytes` object (immutable).
+fn is_view_of_bytes(data: &Bound<'_, PyAny>) -> bool {
+    data.cast::<PyMemoryView>().is_ok_and(|view| {
+        view.getattr(pyo3::intern!(data.py(), "obj"))
+            .is_ok_and(|obj| obj.is_instance_of::<PyBytes>())
+    })
+}
+
+/// `blake3:` + hex of BLAKE3-256 of the canonical JSON of `value`.
+#[pyfunction]
+#[pyo3(signature = (value, /))]
+pub fn digest(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(text) = value.cast::<PyString>() {
+        // A str's canonical JSON is its JSON string: escaped and hashed a block at a time,
+        // with no copy. A lone surrogate fails `to_str`, and the walk below reports it.
+        if let Ok(text) = text.to_str() {
+            if text.len() <= DETACH_THRESHOLD {
+                return Ok(runcontext_core::digest_json_str(text));
+            }
+            // SAFETY (of reading `text` without the GIL): it borrows `value`, a str this
+            // call holds a strong reference to until it returns; str objects are immutable
+            // and their UTF-8 form lives as long as they do (see the module comment).
+            return Ok(py.detach(|| runcontext_core::digest_json_str(text)));
+        }
+    }
+    crate::canonical::digest(py, value)
+}
+
+/// `blake3:` + hex of BLAKE3-256 of raw bytes (any contiguous buffer); `parallel=True`
+/// hashes an input of 128 KiB or more on several threads.
+#[pyfunction]
+#[pyo3(signature = (data, /, *, parallel = false))]
+pub fn digest_bytes(py: Python<'_>, data: &Bound<'_, PyAny>, parallel: bool) -> PyResult<String> {
+    if let Ok(bytes) = data.cast::<PyBytes>() {
+        let bytes = bytes.as_bytes();
+        if bytes.len() <= DETACH_THRESHOLD {
+            return Ok(hash(bytes, parallel));
+        }
+        // SAFETY (of reading `bytes` without the GIL): a bytes object (or subclass) is
+        // immutable and this call holds a strong reference to it until it returns.
+        return Ok(py.detach(|| hash(bytes, parallel)));
+    }
+    let mut view = std::mem::MaybeUninit::<ffi::Py_buffer>::uninit();
+    // SAFETY: a PyBUF_SIMPLE request asks for one contiguous run of bytes of any format.
+    if unsafe { ffi::PyObject_GetBuffer(data.as_ptr(), view.as_mut_ptr(), ffi::PyBUF_SIMPLE) } != 0
+    {
+        // SAFETY: PyObject_GetBuffer failed and set an exception, which is replaced here.
+        unsafe { ffi::PyErr_Clear() };
+        return Err(PyTypeError::new_err(format!(
+            "digest_bytes() takes bytes or a contiguous bytes-like object, got {}; {}",
+            type_name(data),
+            if data.is_instance_of::<PyString>() {
+                "encode text first, e.g. data.encode()"
+            } else {
+                "pass bytes(data)"
+            }
+        )));
+    }
+    // SAFETY: the export succeeded, so `view` is initialised until PyBuffer_Release.
+    let mut view = unsafe { view.assume_init() };
+    let len = usize::try_from(view.len).unwrap_or(0);
+    let digest = if len == 0 || view.buf.is_null() {
+        runcontext_core::digest_bytes(&[])
+    } else {
+        // SAFETY: the exporter guarantees `len` readable bytes at `buf` until the release
+        // below, and the GIL stays held while they are read (no Python code can change
+        // them; see the module comment), so they are hashed in place, not copied.
+        let bytes = unsafe { std::slice::from_raw_parts(view.buf.cast::<u8>(), len) };
+        if len > DETACH_THRESHOLD && is_view_of_bytes(data) {
+            // SAFETY (of reading without the GIL): a memoryview of a bytes object shows
+            // immutable memory, which the export above keeps alive until its release.
+            py.detach(|| hash(bytes, parallel))
+        } else {
+            hash(bytes, parallel)
+        }
+    };
+    // SAFETY: releases the export made above, once.
+    unsafe { ffi::PyBuffer_Release(&mut view) };
+    Ok(digest)
+}

@@ -224,9 +224,7 @@ def test_openai_responses_stream(httpserver: HTTPServer, final: str) -> None:
 
 def test_anthropic_message(httpserver: HTTPServer) -> None:
     reply(httpserver, "/v1/messages", MESSAGE)
-    message = anthropic_client(httpserver).messages.create(
-        model="m", max_tokens=64, messages=USER
-    )
+    message = anthropic_client(httpserver).messages.create(model="m", max_tokens=64, messages=USER)
     assert type(message).__name__ == "Message"
     assert anthropic_usage(message) == MESSAGE_BILLED
     assert anthropic_usage(message.model_dump()) == MESSAGE_BILLED

@@ -230,12 +230,18 @@ def read_usage(response: Any) -> Usage:
     carried = _member(response, "usage")
     if isinstance(carried, Usage):
         return carried
-    for (key, marker), (reader, missing) in _BY_MARKER.items():
-        if _member(response, key) == marker:
-            usage = reader(response)
-            if usage is None:
-                raise ValueError("response: " + missing.format(status=_member(response, "status")))
-            return usage
+    # Each marker is looked up once: a missing attribute of an SDK model costs microseconds.
+    kind, shape = _member(response, "object"), None
+    found = _BY_MARKER.get(("object", kind)) if isinstance(kind, str) else None
+    if found is None:
+        shape = _member(response, "type")
+        found = _BY_MARKER.get(("type", shape)) if isinstance(shape, str) else None
+    if found is not None:
+        reader, missing = found
+        usage = reader(response)
+        if usage is None:
+            raise ValueError("response: " + missing.format(status=_member(response, "status")))
+        return usage
     from runcontext.adapters.streams import _Accumulator
 
     if isinstance(response, _Accumulator):
@@ -249,6 +255,6 @@ def read_usage(response: Any) -> Usage:
         "response: cannot tell which API this response is from; expected an OpenAI "
         'ChatCompletion (object "chat.completion"), a Responses Response (object "response"), '
         'an Anthropic Message (type "message"), the dict of one, or a runcontext.adapters.'
-        f"streams accumulator; got {type(response).__name__} with object="
-        f"{_member(response, 'object')!r}, type={_member(response, 'type')!r}"
+        f"streams accumulator; got {type(response).__name__} with object={kind!r}, "
+        f"type={shape!r}"
     )

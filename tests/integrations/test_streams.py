@@ -9,6 +9,7 @@ import pytest
 
 from runcontext.adapters.replies import anthropic_reply, openai_chat_reply, openai_responses_reply
 from runcontext.adapters.streams import AnthropicStream, OpenAIChatStream, OpenAIResponsesStream
+from runcontext.budget import Usage
 
 from fakeserver import FakeServer, Reply, ToolCall
 
@@ -41,7 +42,7 @@ def test_openai_chat_stream(server: FakeServer, name: str) -> None:
     assert len(chunks) > 3
     assert accumulator.message() == whole
     assert accumulator.finish_reason == ("tool_calls" if REPLIES[name].tools else "stop")
-    assert accumulator.usage is not None and accumulator.usage["total_tokens"] == 15
+    assert accumulator.usage == Usage(input=10, output=5)
 
 
 @pytest.mark.parametrize("name", REPLIES)
@@ -53,6 +54,7 @@ def test_openai_responses_stream(server: FakeServer, name: str) -> None:
     for event in client.responses.create(model="m", input="hi", stream=True):
         accumulator.add(event)
     assert accumulator.items() == whole
+    assert accumulator.usage == Usage(input=10, output=5)
 
 
 @pytest.mark.parametrize("name", REPLIES)
@@ -66,6 +68,7 @@ def test_anthropic_stream(server: FakeServer, name: str) -> None:
         accumulator.add(event)
     assert accumulator.message() == whole
     assert accumulator.stop_reason == ("tool_use" if REPLIES[name].tools else "end_turn")
+    assert accumulator.usage == Usage(input=10, output=5)
     # The SDK's own accumulator agrees.
     with client.messages.stream(model="m", max_tokens=64, messages=USER) as stream:
         final = stream.get_final_message()

@@ -10,7 +10,10 @@ the same one :mod:`runcontext.adapters.replies` makes from a response that was n
   JSON, thinking and signature deltas).
 
 Each takes the SDK's event objects or their dicts, through :meth:`add` (returning the event,
-so a loop can pass events on) or by iterating ``accumulator.feed(stream)``.
+so a loop can pass events on) or by iterating ``accumulator.feed(stream)``. Each also keeps
+the billed usage the stream carried, as a :class:`~runcontext.budget.Usage` in ``.usage``
+(``None`` until the stream has carried one; read the way
+:mod:`runcontext.budget.usage` reads a response that was not streamed).
 """
 
 from __future__ import annotations
@@ -20,6 +23,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from runcontext.adapters.replies import plain, without_nulls
+from runcontext.budget.usage import (
+    Usage,
+    anthropic_usage,
+    openai_chat_usage,
+    openai_responses_usage,
+)
 
 __all__ = ["AnthropicStream", "OpenAIChatStream", "OpenAIResponsesStream"]
 
@@ -44,12 +53,19 @@ class OpenAIChatStream(_Accumulator):
         self._refusal: list[str] = []
         self._calls: dict[int, dict[str, Any]] = {}
         self.finish_reason: str | None = None
-        self.usage: dict[str, Any] | None = None
+        self._usage: dict[str, Any] | None = None
+
+    @property
+    def usage(self) -> Usage | None:
+        """The usage of the stream's last chunk, which carries it only when the request
+        passed ``stream_options={"include_usage": True}``; ``None`` until then (and for a
+        stream made without it)."""
+        return None if self._usage is None else openai_chat_usage({"usage": self._usage})
 
     def add(self, chunk: Any) -> Any:
         body = plain(chunk, "chunk")
         if isinstance(body.get("usage"), dict):
-            self.usage = body["usage"]
+            self._usage = body["usage"]
         for choice in body.get("choices") or []:
             if choice.get("index", 0) != self._choice:
                 continue
@@ -98,6 +114,10 @@ class OpenAIChatStream(_Accumulator):
         return message
 
 
+# The events that end a Responses stream; each carries the response with its usage.
+_FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+
+
 class OpenAIResponsesStream(_Accumulator):
     """Accumulates Responses API stream events into the output items.
 
@@ -108,16 +128,26 @@ class OpenAIResponsesStream(_Accumulator):
     def __init__(self) -> None:
         self._done: dict[int, dict[str, Any]] = {}
         self._completed: list[dict[str, Any]] | None = None
+        self._usage: dict[str, Any] | None = None
+
+    @property
+    def usage(self) -> Usage | None:
+        """The usage of the ``response.completed`` event's response (or of
+        ``response.incomplete`` or ``response.failed``, which are billed too); ``None``
+        until one of them arrives."""
+        return None if self._usage is None else openai_responses_usage({"usage": self._usage})
 
     def add(self, event: Any) -> Any:
         body = plain(event, "event")
         kind = body.get("type")
         if kind == "response.output_item.done" and isinstance(body.get("item"), dict):
             self._done[body.get("output_index", len(self._done))] = body["item"]
-        elif kind == "response.completed" and isinstance(body.get("response"), dict):
-            output = body["response"].get("output")
-            if isinstance(output, list):
-                self._completed = output
+        elif kind in _FINAL_EVENTS and isinstance(body.get("response"), dict):
+            response = body["response"]
+            if kind == "response.completed" and isinstance(response.get("output"), list):
+                self._completed = response["output"]
+            if isinstance(response.get("usage"), dict):
+                self._usage = response["usage"]
         return event
 
     def items(self) -> list[dict[str, Any]]:
@@ -141,7 +171,15 @@ class AnthropicStream(_Accumulator):
         self._blocks: dict[int, dict[str, Any]] = {}
         self._json: dict[int, list[str]] = {}
         self.stop_reason: str | None = None
-        self.usage: dict[str, Any] = {}
+        self._usage: dict[str, Any] | None = None
+
+    @property
+    def usage(self) -> Usage | None:
+        """The usage of ``message_start``, updated by each ``message_delta``: its
+        ``output_tokens`` are cumulative, and so are the input and cache counts it carries
+        (recent API versions send them again; a null one keeps the earlier value, as the
+        SDK's own accumulator does). ``None`` before ``message_start``."""
+        return None if self._usage is None else anthropic_usage({"usage": self._usage})
 
     def add(self, event: Any) -> Any:
         body = plain(event, "event")
@@ -149,7 +187,7 @@ class AnthropicStream(_Accumulator):
         if kind == "message_start":
             message = body.get("message") or {}
             self._role = message.get("role") or "assistant"
-            self.usage.update(message.get("usage") or {})
+            self._usage = dict(message.get("usage") or {})
         elif kind == "content_block_start":
             block = dict(body.get("content_block") or {})
             self._blocks[body["index"]] = block
@@ -160,7 +198,8 @@ class AnthropicStream(_Accumulator):
         elif kind == "message_delta":
             delta = body.get("delta") or {}
             self.stop_reason = delta.get("stop_reason") or self.stop_reason
-            self.usage.update({k: v for k, v in (body.get("usage") or {}).items() if v is not None})
+            update = {k: v for k, v in (body.get("usage") or {}).items() if v is not None}
+            self._usage = {**(self._usage or {}), **update}
         return event
 
     def _delta(self, index: int, delta: dict[str, Any]) -> None:

@@ -1,16 +1,31 @@
-"""What a provider billed for a request, read from its response: :class:`Usage`.
+"""What a provider billed for a request, read from its response: :class:`Usage` and its readers.
 
 ``Usage.input`` is the whole prompt as the provider counted it, cached or not, so that it is
 comparable with a request count whatever the provider: OpenAI's ``prompt_tokens`` and
 ``input_tokens`` already include cached tokens; Anthropic's ``input_tokens`` does not, and
 the reader adds ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` to it.
+
+Each reader takes the official SDK's response object (read by attribute) or the raw JSON dict
+of the same response (read by key); no SDK is imported here:
+
+- :func:`openai_chat_usage`: a Chat Completions ``ChatCompletion`` (or the last
+  ``ChatCompletionChunk`` of a stream made with ``stream_options={"include_usage": True}``);
+- :func:`openai_responses_usage`: a Responses ``Response``;
+- :func:`anthropic_usage`: an Anthropic ``Message``;
+- :func:`read_usage`: any of them, told apart by the response's ``object`` or ``type``.
+
+The three readers return ``None`` when the response carries no usage; :func:`read_usage`
+raises then, saying why there is none. The streaming accumulators of
+:mod:`runcontext.adapters.streams` expose the usage their stream carried as ``.usage``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Usage"]
+__all__ = ["Usage", "anthropic_usage", "openai_chat_usage", "openai_responses_usage", "read_usage"]
 
 
 @dataclass(frozen=True)
@@ -40,3 +55,206 @@ class Usage:
                 f"Usage: cache_read ({self.cache_read}) + cache_write ({self.cache_write}) "
                 f"exceed input ({self.input}); input counts every prompt token, cached or not"
             )
+
+
+def _member(value: Any, name: str) -> Any:
+    """``value[name]`` of a mapping, ``value.name`` of an SDK object; ``None`` when absent."""
+    if isinstance(value, Mapping):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
+def _count(value: Any, where: str, *, required: bool) -> int | None:
+    if value is None:
+        if required:
+            raise ValueError(f"{where}: missing; expected a token count (int >= 0)")
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{where}: expected a token count (int >= 0), got {value!r}")
+    if value < 0:
+        raise ValueError(f"{where}: expected a token count (int >= 0), got {value}")
+    return value
+
+
+_NOT_OBJECTS = (str, bytes, bool, int, float, list, tuple)
+
+
+def _object(value: Any, where: str) -> Any:
+    """``value`` when it is absent, a mapping or an object; else a TypeError naming ``where``."""
+    if isinstance(value, _NOT_OBJECTS):
+        raise TypeError(f"{where}: expected an object or a dict, got {type(value).__name__}")
+    return value
+
+
+def _usage_of(response: Any) -> Any:
+    if response is None:
+        raise TypeError("response: expected an SDK response object or its dict, got None")
+    _object(response, "response")
+    return _object(_member(response, "usage"), "response.usage")
+
+
+def _build(where: str, input: int, output: int | None, cache_read: int, cache_write: int) -> Usage:
+    if cache_read + cache_write > input:
+        raise ValueError(
+            f"{where}: the cached tokens ({cache_read} read, {cache_write} written) exceed the "
+            f"prompt's {input} tokens; the response's usage is inconsistent"
+        )
+    return Usage(input=input, output=output, cache_read=cache_read, cache_write=cache_write)
+
+
+def openai_chat_usage(response: Any) -> Usage | None:
+    """The billed usage of a Chat Completions response, or ``None`` when it carries none.
+
+    ``usage.prompt_tokens`` (which includes ``prompt_tokens_details.cached_tokens``) is the
+    input, ``completion_tokens`` the output, ``cached_tokens`` and ``cache_write_tokens``
+    the cache parts. A streamed completion carries usage only in its last chunk, and only
+    when the request asked for it with ``stream_options={"include_usage": True}``: pass that
+    chunk, or use :class:`runcontext.adapters.streams.OpenAIChatStream`'s ``usage``.
+    """
+    usage = _usage_of(response)
+    if usage is None:
+        return None
+    where = "response.usage"
+    prompt = _count(_member(usage, "prompt_tokens"), f"{where}.prompt_tokens", required=True)
+    assert prompt is not None
+    output = _count(
+        _member(usage, "completion_tokens"), f"{where}.completion_tokens", required=False
+    )
+    detail = f"{where}.prompt_tokens_details"
+    details = _object(_member(usage, "prompt_tokens_details"), detail)
+    cached = _count(_member(details, "cached_tokens"), f"{detail}.cached_tokens", required=False)
+    written = _count(
+        _member(details, "cache_write_tokens"), f"{detail}.cache_write_tokens", required=False
+    )
+    return _build(where, prompt, output, cached or 0, written or 0)
+
+
+def openai_responses_usage(response: Any) -> Usage | None:
+    """The billed usage of a Responses API response, or ``None`` when it carries none.
+
+    ``usage.input_tokens`` (which includes ``input_tokens_details.cached_tokens``) is the
+    input, ``output_tokens`` the output, ``cached_tokens`` and ``cache_write_tokens`` the cache
+    parts. A response still in progress (``response.created`` or ``response.in_progress``
+    events of a stream, a background response being polled) has no usage yet; the
+    ``response.completed`` event's response has it (and so does
+    :class:`runcontext.adapters.streams.OpenAIResponsesStream`'s ``usage``).
+    """
+    usage = _usage_of(response)
+    if usage is None:
+        return None
+    where = "response.usage"
+    prompt = _count(_member(usage, "input_tokens"), f"{where}.input_tokens", required=True)
+    assert prompt is not None
+    output = _count(_member(usage, "output_tokens"), f"{where}.output_tokens", required=False)
+    detail = f"{where}.input_tokens_details"
+    details = _object(_member(usage, "input_tokens_details"), detail)
+    cached = _count(_member(details, "cached_tokens"), f"{detail}.cached_tokens", required=False)
+    written = _count(
+        _member(details, "cache_write_tokens"), f"{detail}.cache_write_tokens", required=False
+    )
+    return _build(where, prompt, output, cached or 0, written or 0)
+
+
+def anthropic_usage(response: Any) -> Usage | None:
+    """The billed usage of an Anthropic Messages response, or ``None`` when it carries none.
+
+    Anthropic's ``usage.input_tokens`` counts only the prompt tokens after the last cache
+    breakpoint: the input is ``input_tokens + cache_read_input_tokens +
+    cache_creation_input_tokens``, the cache parts those two, the output ``output_tokens``.
+    Every non-streamed ``Message`` has usage; a stream's is in :class:`runcontext.adapters.
+    streams.AnthropicStream`'s ``usage`` (``message_start``, updated by ``message_delta``).
+    """
+    usage = _usage_of(response)
+    if usage is None:
+        return None
+    where = "response.usage"
+    uncached = _count(_member(usage, "input_tokens"), f"{where}.input_tokens", required=True)
+    assert uncached is not None
+    output = _count(_member(usage, "output_tokens"), f"{where}.output_tokens", required=False)
+    read = _count(
+        _member(usage, "cache_read_input_tokens"),
+        f"{where}.cache_read_input_tokens",
+        required=False,
+    )
+    written = _count(
+        _member(usage, "cache_creation_input_tokens"),
+        f"{where}.cache_creation_input_tokens",
+        required=False,
+    )
+    read, written = read or 0, written or 0
+    return Usage(
+        input=uncached + read + written, output=output, cache_read=read, cache_write=written
+    )
+
+
+# The response's own marker -> its reader and what to say when it carries no usage.
+_BY_MARKER = {
+    ("object", "chat.completion"): (
+        openai_chat_usage,
+        "this Chat Completions response carries no usage",
+    ),
+    ("object", "chat.completion.chunk"): (
+        openai_chat_usage,
+        "this Chat Completions chunk carries no usage: only the last chunk of a stream does, "
+        'and only when the request passed stream_options={{"include_usage": True}}',
+    ),
+    ("object", "response"): (
+        openai_responses_usage,
+        "this Responses API response carries no usage yet (status "
+        "{status!r}): read the completed response, e.g. the response.completed event's",
+    ),
+    ("type", "message"): (
+        anthropic_usage,
+        "this Anthropic message carries no usage",
+    ),
+}
+
+
+def read_usage(response: Any) -> Usage:
+    """The billed usage of any response the three readers take, told apart by its shape.
+
+    The response's own marker decides: ``object == "chat.completion"`` (or
+    ``"chat.completion.chunk"``) is Chat Completions, ``object == "response"`` the Responses
+    API, ``type == "message"`` Anthropic. A :class:`Usage` is returned as it is, and so is
+    the ``usage`` of a streaming accumulator (:mod:`runcontext.adapters.streams`). Raises
+    ``TypeError`` when the response is none of these and ``ValueError`` when it carries no
+    usage, saying why.
+    """
+    if isinstance(response, Usage):
+        return response
+    if response is None or isinstance(response, _NOT_OBJECTS):
+        raise TypeError(
+            "response: expected an OpenAI ChatCompletion or Response, an Anthropic Message "
+            f"(or the dict of one), got {type(response).__name__}"
+        )
+    carried = _member(response, "usage")
+    if isinstance(carried, Usage):
+        return carried
+    # Each marker is looked up once: a missing attribute of an SDK model costs microseconds.
+    kind, shape = _member(response, "object"), None
+    found = _BY_MARKER.get(("object", kind)) if isinstance(kind, str) else None
+    if found is None:
+        shape = _member(response, "type")
+        found = _BY_MARKER.get(("type", shape)) if isinstance(shape, str) else None
+    if found is not None:
+        reader, missing = found
+        usage = reader(response)
+        if usage is None:
+            raise ValueError("response: " + missing.format(status=_member(response, "status")))
+        return usage
+    from runcontext.adapters.streams import _Accumulator
+
+    if isinstance(response, _Accumulator):
+        raise ValueError(
+            f"response: the {type(response).__name__} has seen no usage yet; a Chat "
+            'Completions stream carries it only with stream_options={"include_usage": True}, '
+            "in its last chunk; a Responses stream in its response.completed event; an "
+            "Anthropic stream from its message_start event"
+        )
+    raise TypeError(
+        "response: cannot tell which API this response is from; expected an OpenAI "
+        'ChatCompletion (object "chat.completion"), a Responses Response (object "response"), '
+        'an Anthropic Message (type "message"), the dict of one, or a runcontext.adapters.'
+        f"streams accumulator; got {type(response).__name__} with object={kind!r}, "
+        f"type={shape!r}"
+    )

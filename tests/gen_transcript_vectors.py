@@ -972,7 +972,9 @@ CASES: list[Case] = [
         "time-edited-in-place",
         "Tamper: run 1's time edited in place to a space for the T; its chain is wrong too, "
         "and member-value comes first.",
-        edit_line(BASE_BYTES, 6, b'"time":"2025-01-31T09:31:00Z"', b'"time":"2025-01-31 09:31:00Z"'),
+        edit_line(
+            BASE_BYTES, 6, b'"time":"2025-01-31T09:31:00Z"', b'"time":"2025-01-31 09:31:00Z"'
+        ),
         ("member-value", 6),
     ),
     Case(

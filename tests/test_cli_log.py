@@ -140,6 +140,7 @@ def test_log_json(transcript: Path, capsys: pytest.CaptureFixture[str]) -> None:
         "date": "2025-01-28",
         "digest": TUESDAY.digest,
         "messages": 4,
+        "tokens": None,
         "changes": {
             "facts": {
                 "added": [{"name": "ticket", "value": "RC-6"}],
@@ -223,3 +224,48 @@ def test_log_errors_are_one_line_on_stderr_with_exit_1(
     assert err.count("\n") == 1
 
     assert cli.main(["log", str(transcript)]) == 0
+
+
+def test_log_shows_each_runs_counts_share_headroom_and_billing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.jsonl"
+    seed = [{"role": "user", "content": "hi"}]
+    with Session.create(path, seed) as session:
+        session.record_run(
+            seed,
+            MONDAY,
+            {"role": "assistant", "content": "hello"},
+            tokens={
+                "head": 300,
+                "conversation": 600,
+                "tail": 100,
+                "tools": 0,
+                "quality": "calibrated",
+                "limit": 900,
+                "billed": {"input": 1010, "output": 7, "cache_read": 256, "cache_write": 0},
+            },
+        )
+        session.record_run(
+            [*seed, {"role": "assistant", "content": "hello"}],
+            MONDAY,
+            tokens={"head": 300, "conversation": 20, "tail": 100, "tools": 80, "quality": "exact"},
+        )
+    assert run_log(str(path)) == 0
+    out = capsys.readouterr().out
+    # 1,000 tokens, of which head + tail (400) are 40 %; the limit was exceeded by 100.
+    assert (
+        "  tokens   1,000 (calibrated): context 400 (40%; head 300, tail 100), "
+        "conversation 600, tools 0; limit 900, over by 100\n"
+        "  billed   1,010 input (256 read from the cache, 0 written to it), 7 output\n"
+    ) in out
+    assert "  tokens   500 (exact): context 400 (80%; head 300, tail 100), conversation 20, " in out
+    assert run_log(str(path), "--json") == 0
+    runs = json.loads(capsys.readouterr().out)
+    assert runs[1]["tokens"] == {
+        "head": 300,
+        "conversation": 20,
+        "tail": 100,
+        "tools": 80,
+        "quality": "exact",
+    }

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import runcontext
+import runcontext.budget
 import runcontext.transcript
 from runcontext import RunContext, RunContextError, Session, canonical_json, canonicalize_text
 from runcontext.errors import RunContextTypeError
@@ -58,6 +59,11 @@ def _samples(tmp_path: Path) -> list[BaseException]:
         runcontext.transcript.TornTranscriptWarning("torn tail"),
         runcontext.transcript.UnchainedTranscriptWarning("version 1"),
         runcontext.transcript.RunNotRecordedError("lost", path=where, outcome={"reply": 1}),
+        _raised(
+            lambda: runcontext.budget.Budget(context_window=10).check(
+                runcontext.budget.RequestCount("m", 5, 5, 5, 0, "estimated")
+            )
+        ),  # BudgetExceededError
     ]
 
 
@@ -70,7 +76,7 @@ def _nested(depth: int) -> list[object]:
 
 def _exported_exception_classes() -> set[type[BaseException]]:
     found = set()
-    for module in (runcontext, runcontext.errors, runcontext.transcript):
+    for module in (runcontext, runcontext.errors, runcontext.transcript, runcontext.budget):
         for name in module.__all__:
             obj = getattr(module, name)
             if isinstance(obj, type) and issubclass(obj, BaseException):

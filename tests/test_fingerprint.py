@@ -121,3 +121,38 @@ def test_a_mapping_nested_in_a_tool_names_its_path() -> None:
         fp(tools=[nested])
     assert caught.value.path == "$.tools[0].function"
     assert "convert it to a dict" in str(caught.value)
+
+
+def test_basis_and_sampling_key_one_request_and_leave_the_shape_fingerprint_alone() -> None:
+    from runcontext import RunContext, digest, request_fingerprint
+
+    context = RunContext(facts=[("date", "2026-12-01")])
+    shape = request_fingerprint(model="m", context=context, revision="r1")
+    # Without them, the document is the five members it always was.
+    assert shape == digest(
+        {"fingerprint": 1, "model": "m", "context": context.digest, "revision": "r1", "tools": []}
+    )
+    last = digest({"role": "user", "content": "hi"})
+    keyed = request_fingerprint(
+        model="m", context=context, revision="r1", basis=last, sampling={"temperature": 0.0}
+    )
+    assert keyed == digest(
+        {
+            "fingerprint": 1,
+            "model": "m",
+            "context": context.digest,
+            "revision": "r1",
+            "tools": [],
+            "basis": last,
+            "sampling": {"temperature": 0},
+        }
+    )
+    assert keyed != request_fingerprint(
+        model="m", context=context, revision="r1", basis=last, sampling={"temperature": 0.5}
+    )
+    import pytest
+
+    with pytest.raises(TypeError, match="sampling: expected a mapping"):
+        request_fingerprint(model="m", context=context, revision="r1", sampling=[1])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="basis: expected a digest string"):
+        request_fingerprint(model="m", context=context, revision="r1", basis="")

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from runcontext import RunContext, adapters
+from runcontext.budget.counting import MESSAGE_OVERHEAD
 from runcontext.counters import tiktoken_counter
 from runcontext.transcript.loop import Loop, RunOutcome
 from runcontext.transcript.session import (
@@ -274,21 +275,25 @@ def test_the_counter_weighs_each_distinct_context_once() -> None:
     monday, tuesday = context("Monday"), context("Tuesday")
     outcomes = [loop.run([SEED], context=ctx) for ctx in [monday] * 40 + [tuesday, monday]]
 
-    # Head and tail of Monday once, then of Tuesday once: forty runs, one count.
-    assert counter.texts == [
+    # Head and tail of Monday once, then of Tuesday once: forty runs, one count. (The
+    # conversation is counted too: once, since the same one is recognised later.)
+    contexts = {monday.head_text, monday.tail_text, tuesday.head_text, tuesday.tail_text}
+    assert [text for text in counter.texts if text in contexts] == [
         monday.head_text,
         monday.tail_text,
         tuesday.head_text,
         tuesday.tail_text,
     ]
-    weight = len(AGENTS.split()) + len(str(monday.tail_text).split())
+    assert len(counter.texts) == 5
+    # Each of the head and the tail is a message: its text plus the per-message overhead.
+    weight = len(AGENTS.split()) + len(str(monday.tail_text).split()) + 2 * MESSAGE_OVERHEAD
     assert {o.context_tokens for o in outcomes} == {weight}
 
 
 def test_a_context_with_no_text_weighs_nothing_without_calling_the_counter() -> None:
     counter = CountingCounter()
     assert Loop(Backend(), counter=counter).run([SEED]).context_tokens == 0
-    assert counter.texts == []
+    assert counter.texts == ["system\nYou are a careful coding agent."]  # the conversation
 
 
 def test_a_bad_counter_or_reply_is_refused() -> None:
@@ -326,7 +331,8 @@ def test_arun_awaits_an_async_backend_and_records_the_run(tmp_path: Path) -> Non
     assert first.messages == [*messages, {"role": "assistant", "content": "async reply"}]
     assert len(messages) == 2
     assert second.run is not None and second.run.number == 2
-    assert len(counter.texts) == 2  # head and tail, once for both runs
+    # Head and tail once for both runs; each message once (run 2 counts only what it added).
+    assert len(counter.texts) == 2 + 4
     assert session.messages() == [*second.messages]
     session.close()
 
@@ -365,7 +371,7 @@ def test_the_tiktoken_counter_counts_tokens_of_a_given_encoding() -> None:
     assert count("<|endoftext|>") == len("<|endoftext|>")  # special-looking text is ordinary
     loop = Loop(Backend(), counter=count)
     ctx = context("Monday", agents="ab ab")
-    expected = count(str(ctx.head_text)) + count(str(ctx.tail_text))
+    expected = count(str(ctx.head_text)) + count(str(ctx.tail_text)) + 2 * MESSAGE_OVERHEAD
     assert loop.run([SEED], context=ctx).context_tokens == expected
 
 

@@ -25,8 +25,16 @@ def request_fingerprint(
     context: RunContext,
     revision: str,
     tools: Sequence[Mapping[str, Any]] | None = None,
+    basis: str | None = None,
+    sampling: Mapping[str, Any] | None = None,
 ) -> str:
     """``blake3:<hex>`` over the model, the context digest, the revision and the tools.
+
+    To key a measurement of one request rather than of a request shape, add ``basis`` (the
+    digest of the conversation's last message, ``runcontext.digest(messages[-1])``, or of the
+    whole conversation) and ``sampling`` (the sampling parameters sent: temperature, top_p,
+    max_tokens, …, canonicalised like the tools). Each is hashed only when given, so a
+    fingerprint without them is the same as before they existed.
 
     ``revision`` is :attr:`runcontext.ContextBuilder.revision` (or any string naming
     how the context was made). ``tools`` are the tool declarations as sent to the API, in
@@ -57,14 +65,24 @@ def request_fingerprint(
             # Any Mapping (a MappingProxyType, a frozen dict) hashes as the dict it holds;
             # nested values must still have a JSON form (dicts, lists, str, numbers, ...).
             declared.append(tool if type(tool) is dict else dict(tool))
+    document: dict[str, Any] = {
+        "fingerprint": FINGERPRINT_VERSION,
+        "model": model,
+        "context": context.digest,
+        "revision": revision,
+        "tools": declared,
+    }
+    if basis is not None:
+        if not isinstance(basis, str) or not basis:
+            raise TypeError(f"basis: expected a digest string, got {basis!r}")
+        document["basis"] = basis
+    if sampling is not None:
+        if not isinstance(sampling, Mapping):
+            raise TypeError(
+                f"sampling: expected a mapping of sampling parameters, "
+                f"got {type(sampling).__name__}"
+            )
+        document["sampling"] = sampling if type(sampling) is dict else dict(sampling)
     # `digest` canonicalises; a tool holding a value JSON cannot (a set, NaN) raises
     # CanonicalJSONError with its path, e.g. `$.tools[2].parameters.default`.
-    return digest(
-        {
-            "fingerprint": FINGERPRINT_VERSION,
-            "model": model,
-            "context": context.digest,
-            "revision": revision,
-            "tools": declared,
-        }
-    )
+    return digest(document)

@@ -1,11 +1,27 @@
 """What a request costs before it is sent: counts, calibration from billed usage, budgets.
 
-(Being built: see docs/BUDGET.md.)
+* :class:`RequestCounter` counts a request (``count_request``) by part (head, conversation,
+  tail, tools) with a local counter, calibrated by what the provider billed for the previous
+  request (``calibrate``); every :class:`RequestCount` says its quality.
+* :class:`Usage` is what a provider billed, read from its response.
+* :class:`Budget` is a model's window, reserves and session caps, checked by
+  :class:`runcontext.Loop` before each call; a request that does not fit raises
+  :class:`BudgetExceededError`.
+
+docs/BUDGET.md is the specification.
 """
 
 from __future__ import annotations
 
+from runcontext.budget.counting import (
+    CALIBRATION_VERSION,
+    MAX_CALIBRATED_SHAPES,
+    MESSAGE_OVERHEAD,
+    REQUEST_OVERHEAD,
+    RequestCounter,
+)
 from runcontext.budget.counts import PARTS, QUALITIES, Quality, RequestCount
+from runcontext.budget.limits import Budget, BudgetExceededError, Price, Spent
 from runcontext.budget.usage import (
     Usage,
     anthropic_usage,
@@ -15,10 +31,19 @@ from runcontext.budget.usage import (
 )
 
 __all__ = [
+    "CALIBRATION_VERSION",
+    "MAX_CALIBRATED_SHAPES",
+    "MESSAGE_OVERHEAD",
     "PARTS",
     "QUALITIES",
+    "REQUEST_OVERHEAD",
+    "Budget",
+    "BudgetExceededError",
+    "Price",
     "Quality",
     "RequestCount",
+    "RequestCounter",
+    "Spent",
     "Usage",
     "anthropic_usage",
     "openai_chat_usage",

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from runcontext.budget.usage import Usage
 
 __all__ = ["PARTS", "QUALITIES", "Quality", "RequestCount"]
 
@@ -48,3 +51,26 @@ class RequestCount:
         """The name of the largest part (the first of head, conversation, tail, tools on a
         tie)."""
         return max(PARTS, key=lambda part: (getattr(self, part), -PARTS.index(part)))
+
+    def record(self, usage: Usage | None = None, *, limit: int | None = None) -> dict[str, Any]:
+        """The run's ``tokens`` member for the transcript (docs/TRANSCRIPT.md): this count,
+        the budget ``limit`` it was checked against, and ``usage``, what was billed."""
+        tokens: dict[str, Any] = {
+            "head": self.head,
+            "conversation": self.conversation,
+            "tail": self.tail,
+            "tools": self.tools,
+            "quality": self.quality,
+        }
+        if limit is not None:
+            tokens["limit"] = limit
+        if usage is not None:
+            billed = {
+                "input": usage.input,
+                "cache_read": usage.cache_read,
+                "cache_write": usage.cache_write,
+            }
+            if usage.output is not None:
+                billed["output"] = usage.output
+            tokens["billed"] = billed
+        return tokens

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -288,11 +288,41 @@ def _run_text(recorded: Run, previous: Run | None) -> str:
     lines = [
         f"run {recorded.number}  {when}  {recorded.digest}  "
         f"{recorded.messages} message{'' if recorded.messages == 1 else 's'}",
+        *_tokens_lines(recorded.tokens),
         *_change_lines(previous, recorded),
     ]
-    if len(lines) == 1:
+    if len(lines) == 1 + (recorded.tokens is not None):
         lines.append("  (no context)" if previous is None else "  unchanged")
     return "\n".join(lines) + "\n"
+
+
+def _tokens_lines(tokens: Mapping[str, Any] | None) -> list[str]:
+    """The run's request size, the context's share of it, the budget's headroom and what was
+    billed, from the run's ``tokens`` record (the core checked its form)."""
+    if tokens is None:
+        return []
+    total = sum(tokens[part] for part in ("head", "conversation", "tail", "tools"))
+    context = tokens["head"] + tokens["tail"]
+    share = f"{100 * context / total:.0f}%" if total else "-"
+    line = (
+        f"  tokens   {total:,} ({tokens['quality']}): context {context:,} ({share}; head "
+        f"{tokens['head']:,}, tail {tokens['tail']:,}), conversation "
+        f"{tokens['conversation']:,}, tools {tokens['tools']:,}"
+    )
+    if "limit" in tokens:
+        room = tokens["limit"] - total
+        line += f"; limit {tokens['limit']:,}, " + (
+            f"headroom {room:,}" if room >= 0 else f"over by {-room:,}"
+        )
+    lines = [line]
+    billed = tokens.get("billed")
+    if billed is not None:
+        output = "" if "output" not in billed else f", {billed['output']:,} output"
+        lines.append(
+            f"  billed   {billed['input']:,} input ({billed['cache_read']:,} read from the cache, "
+            f"{billed['cache_write']:,} written to it){output}"
+        )
+    return lines
 
 
 def _full_text(recorded: Run) -> str:
@@ -372,6 +402,8 @@ def _run_json(recorded: Run, previous: Run | None) -> dict[str, Any]:
         "date": told_date(recorded),
         "digest": recorded.digest,
         "messages": recorded.messages,
+        # The run's `tokens` record as written (TRANSCRIPT.md), or null.
+        "tokens": None if recorded.tokens is None else dict(recorded.tokens),
         "changes": _changes_json(previous, recorded),
     }
 

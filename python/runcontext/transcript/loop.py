@@ -6,24 +6,33 @@ built by the loop's adapter (``[head, *messages, tail]`` by default, or an SDK r
 session (if any) records the conversation plus one ``run-context`` envelope per run.
 
 Everything that can fail without the backend is checked before it is called (the session can
-append, the conversation continues the transcript, the counter weighs the context, the adapter
-accepts the messages), so a request is never spent on a run that cannot be recorded.
+append, the conversation continues the transcript, the request is counted and fits its budget,
+the adapter accepts the messages), so a request is never spent on a run that cannot be
+recorded, nor sent to fail at the provider for its size (docs/BUDGET.md).
 """
 
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from runcontext._core import RunContext
 from runcontext._splice import check_context, check_messages, splice
+from runcontext.budget.counting import RequestCounter
+from runcontext.budget.counts import RequestCount
+from runcontext.budget.limits import Budget, BudgetExceededError, Spent
+from runcontext.budget.usage import Usage
 from runcontext.transcript.async_session import AsyncSession
 from runcontext.transcript.errors import RunNotRecordedError
 from runcontext.transcript.session import Run, Session
 
-__all__ = ["Adapter", "Backend", "Counter", "Loop", "RunOutcome"]
+__all__ = ["MAX_COMPACTIONS", "Adapter", "Backend", "Counter", "Loop", "RunOutcome"]
+
+MAX_COMPACTIONS = 3
+"""How many times one run asks ``on_over_budget`` for a smaller conversation."""
 
 Adapter = Callable[[Sequence[Mapping[str, Any]], RunContext], Any]
 """Builds the request from the conversation and the run's context: :func:`runcontext.splice`
@@ -38,15 +47,23 @@ message dict inside it."""
 Counter = Callable[[str], int]
 """Counts the tokens of a text, e.g. :func:`runcontext.counters.tiktoken_counter`."""
 
+Compactor = Callable[[BudgetExceededError], Sequence[Mapping[str, Any]] | None]
+"""Given the refusal of a request over its window, returns a smaller conversation to try
+instead (``error.messages`` is the one that did not fit), or ``None`` to give up."""
+
 
 @dataclass(frozen=True)
 class RunOutcome:
     """What one run produced.
 
-    ``messages`` is the conversation: the caller's messages plus the reply, never the context.
-    ``request`` is what the backend was given (the adapter's output). ``context_tokens`` is the
-    head plus tail token count by the loop's counter, or ``None`` without one. ``run`` is the
-    recorded run, or ``None`` without a session.
+    ``messages`` is the conversation: the messages sent (the caller's, or what
+    ``on_over_budget`` made of them) plus the reply, never the context. ``request`` is what the
+    backend was given (the adapter's output). ``context_tokens`` is the head plus tail token
+    count by the loop's counter, or ``None`` without one; ``count`` the whole request's count
+    by part with its quality, or ``None`` without a counter. ``response`` is what the backend
+    returned (the SDK's response when the loop has a ``reply`` converter, else the reply) and
+    ``usage`` what it billed, read from it, or ``None``. ``run`` is the recorded run, or
+    ``None`` without a session.
     """
 
     messages: list[Any]
@@ -55,29 +72,61 @@ class RunOutcome:
     context_digest: str
     context_tokens: int | None
     run: Run | None
+    count: RequestCount | None = None
+    usage: Usage | None = None
+    response: Any = None
 
 
 @dataclass(frozen=True)
 class _Prepared:
+    messages: Sequence[Mapping[str, Any]]
     context: RunContext
     request: Any
-    tokens: int | None
+    count: RequestCount | None
+
+    @property
+    def tokens(self) -> int | None:
+        return None if self.count is None else self.count.context
+
+
+@dataclass(frozen=True)
+class _Answered:
+    response: Any
+    reply: Mapping[str, Any]
+    usage: Usage | None
 
 
 class Loop:
     """Runs a conversation against ``backend`` with a fresh context each run.
 
     ``adapter(messages, context)`` builds the request the backend gets (:func:`runcontext.splice`
-    by default); ``session`` records every run (see :class:`runcontext.Session`); ``counter``
-    weighs the context's head and tail text once per distinct context digest.
+    by default); ``session`` records every run (see :class:`runcontext.Session`).
+
+    ``counter`` (a ``Callable[[str], int]`` or a :class:`runcontext.budget.RequestCounter`)
+    counts every request before it is sent: the head and tail once per context digest, the
+    conversation calibrated by what the provider billed for the previous request
+    (docs/BUDGET.md). ``model`` names the model the backend calls and ``tools`` the tool
+    declarations it sends, for the count. ``budget`` (a :class:`runcontext.budget.Budget`, or
+    a mapping from model names to budgets) is checked with the count before the backend is
+    called; ``on_over_budget`` may return a smaller conversation to try instead.
+
+    ``reply`` converts what the backend returns into the reply message when the backend
+    returns the SDK's response as it is (``reply=runcontext.adapters.replies.openai_chat_reply``);
+    the billed usage is then read from the response (:func:`runcontext.budget.read_usage`).
     """
 
     def __init__(
         self,
         backend: Backend,
         session: Session | AsyncSession | None = None,
-        counter: Counter | None = None,
+        counter: Counter | RequestCounter | None = None,
         adapter: Adapter = splice,
+        *,
+        model: str | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        budget: Budget | Mapping[str, Budget] | None = None,
+        on_over_budget: Compactor | None = None,
+        reply: Callable[[Any], Mapping[str, Any]] | None = None,
     ) -> None:
         if not callable(backend):
             raise TypeError(f"backend: expected a callable, got {type(backend).__name__}")
@@ -85,18 +134,48 @@ class Loop:
             session = session.session  # arun already appends in a worker thread
         if session is not None and not isinstance(session, Session):
             raise TypeError(f"session: expected a Session, got {type(session).__name__}")
-        if counter is not None and not callable(counter):
-            raise TypeError(f"counter: expected a callable, got {type(counter).__name__}")
+        if counter is not None and not isinstance(counter, RequestCounter):
+            if not callable(counter):
+                raise TypeError(f"counter: expected a callable, got {type(counter).__name__}")
+            counter = RequestCounter(counter)
         if not callable(adapter):
             raise TypeError(
                 f"adapter: expected a callable such as runcontext.splice or "
                 f"runcontext.adapters.openai_chat, got {type(adapter).__name__}"
             )
+        if model is not None and (not isinstance(model, str) or not model):
+            raise TypeError(f"model: expected a non-empty model name, got {model!r}")
+        if isinstance(budget, Mapping):
+            if model is None or model not in budget:
+                raise ValueError(
+                    f"budget: no Budget for the model {model!r} among {sorted(budget)!r}; "
+                    "name the loop's model (Loop(..., model=...)) and give it a budget"
+                )
+            budget = budget[model]
+        if budget is not None and not isinstance(budget, Budget):
+            raise TypeError(f"budget: expected a Budget, got {type(budget).__name__}")
+        if budget is not None and counter is None:
+            raise ValueError(
+                "budget: a budget needs a counter to count requests with "
+                "(Loop(..., counter=runcontext.counters.tiktoken_counter(), budget=...))"
+            )
+        if on_over_budget is not None and not callable(on_over_budget):
+            raise TypeError(
+                f"on_over_budget: expected a callable, got {type(on_over_budget).__name__}"
+            )
+        if reply is not None and not callable(reply):
+            raise TypeError(f"reply: expected a callable, got {type(reply).__name__}")
         self.backend = backend
         self.session = session
-        self.counter = counter
+        self.counter: RequestCounter | None = counter
         self.adapter = adapter
-        self._token_counts: dict[str, int] = {}  # context digest -> head + tail tokens
+        self.model = model
+        self.tools = tools
+        self.budget: Budget | None = budget
+        self.on_over_budget = on_over_budget
+        self.reply = reply
+        self._spent: Spent | None = None  # what the session used; read from it on first need
+        self._started: float | None = None  # time.monotonic() of this loop's first run
 
     def run(
         self, messages: Sequence[Mapping[str, Any]], *, context: RunContext | None = None
@@ -104,19 +183,24 @@ class Loop:
         """Build the request, call the backend, record the run; the caller's list is not
         mutated."""
         prepared = self._prepare(messages, context)
-        reply = self.backend(prepared.request)
-        if inspect.isawaitable(reply):
-            if inspect.iscoroutine(reply):
-                reply.close()  # never awaited: close it rather than leak a warning
+        response = self.backend(prepared.request)
+        if inspect.isawaitable(response):
+            if inspect.iscoroutine(response):
+                response.close()  # never awaited: close it rather than leak a warning
             raise TypeError("the backend returned an awaitable; use `await loop.arun(...)`")
-        reply = _reply(reply)
+        answered = self._answered(response)
         run = None
         if self.session is not None:
             try:
-                run = self.session.record_run(messages, prepared.context, reply)
+                run = self.session.record_run(
+                    prepared.messages,
+                    prepared.context,
+                    answered.reply,
+                    tokens=self._tokens(prepared, answered),
+                )
             except Exception as error:
-                raise _not_recorded(self.session, messages, prepared, reply, error) from error
-        return _outcome(messages, prepared, reply, run)
+                raise _not_recorded(self.session, prepared, answered, error) from error
+        return _outcome(prepared, answered, run)
 
     async def arun(
         self, messages: Sequence[Mapping[str, Any]], *, context: RunContext | None = None
@@ -129,37 +213,51 @@ class Loop:
         import asyncio  # on first use: `import runcontext` stays cheap
 
         prepared = self._prepare(messages, context)
-        reply = self.backend(prepared.request)
-        if inspect.isawaitable(reply):
-            reply = await reply
-        reply = _reply(reply)
+        response = self.backend(prepared.request)
+        if inspect.isawaitable(response):
+            response = await response
+        answered = self._answered(response)
         run = None
         if self.session is not None:
             try:
                 run = await asyncio.to_thread(
-                    self.session.record_run, messages, prepared.context, reply
+                    self.session.record_run,
+                    prepared.messages,
+                    prepared.context,
+                    answered.reply,
+                    tokens=self._tokens(prepared, answered),
                 )
             except Exception as error:
-                raise _not_recorded(self.session, messages, prepared, reply, error) from error
-        return _outcome(messages, prepared, reply, run)
+                raise _not_recorded(self.session, prepared, answered, error) from error
+        return _outcome(prepared, answered, run)
 
     def context_tokens(self, context: RunContext) -> int | None:
         """Tokens of ``context``'s head plus tail text by the counter, cached by digest."""
         if self.counter is None:
             return None
-        cached = self._token_counts.get(context.digest)
-        if cached is not None:
-            return cached
-        total = 0
-        for text in (context.head_text, context.tail_text):
-            if text is None:
-                continue
-            count = self.counter(text)
-            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                raise TypeError(f"counter: expected a token count (int >= 0), got {count!r}")
-            total += count
-        self._token_counts[context.digest] = total
-        return total
+        head, tail = self.counter.count_context(context)
+        return head + tail
+
+    def count_request(
+        self, messages: Sequence[Mapping[str, Any]], context: RunContext | None = None
+    ) -> RequestCount | None:
+        """The count the next run would make of ``messages`` with ``context``, or ``None``
+        without a counter (it is not checked against the budget)."""
+        if self.counter is None:
+            return None
+        check_messages(messages, items=True)
+        return self.counter.count_request(
+            messages, context, model=self.model or _UNNAMED, tools=self.tools
+        )
+
+    def spent(self) -> Spent:
+        """What the session has used so far: billed input (or the count, for runs billed
+        nothing), its cost at the budget's price, and seconds since this loop's first run.
+        A resumed session's recorded runs count."""
+        if self._spent is None:
+            self._spent = _recorded_spent(self.session, self.budget)
+        seconds = 0.0 if self._started is None else time.monotonic() - self._started
+        return Spent(input=self._spent.input, cost=self._spent.cost, seconds=seconds)
 
     def _prepare(
         self, messages: Sequence[Mapping[str, Any]], context: RunContext | None
@@ -167,45 +265,140 @@ class Loop:
         """Everything before the backend call, so that a failure costs no request."""
         check_messages(messages, items=True)
         context = check_context(context) or RunContext()
+        count = self._checked_count(messages, context)
+        if count is not None and self.budget is not None:
+            for _ in range(MAX_COMPACTIONS):
+                try:
+                    self.budget.check(count, self.spent())
+                    break
+                except BudgetExceededError as error:
+                    error.messages = messages
+                    if error.reason != "window" or self.on_over_budget is None:
+                        raise
+                    smaller = self.on_over_budget(error)
+                    if smaller is None:
+                        raise
+                    check_messages(smaller, items=True)
+                    recount = self._checked_count(smaller, context)
+                    assert recount is not None
+                    if recount.total >= count.total:
+                        raise BudgetExceededError(
+                            error.budget, recount, "window", error.limit, recount.total, smaller
+                        ) from error
+                    messages, count = smaller, recount
+            else:
+                self.budget.check(count, self.spent())  # the last compaction's count
         if self.session is not None:
             # The checks record_run makes again under its lock; another writer could still
             # append in between, but a run this process can tell is unrecordable is refused now.
             self.session.check_appendable()  # closed, read-only, or a torn last line
             self.session.check_conversation(messages)  # seed, length, last recorded message
             self.session.check_recordable(messages)  # every new message has a record form
-        tokens = self.context_tokens(context)
-        return _Prepared(context=context, request=self.adapter(messages, context), tokens=tokens)
+        if self._started is None:
+            self._started = time.monotonic()
+        return _Prepared(
+            messages=messages,
+            context=context,
+            request=self.adapter(messages, context),
+            count=count,
+        )
+
+    def _checked_count(
+        self, messages: Sequence[Mapping[str, Any]], context: RunContext
+    ) -> RequestCount | None:
+        if self.counter is None:
+            return None
+        return self.counter.count_request(
+            messages, context, model=self.model or _UNNAMED, tools=self.tools
+        )
+
+    def _answered(self, response: Any) -> _Answered:
+        """The reply and billed usage of what the backend returned; never raises for a usage
+        it cannot read (the reply is what was paid for)."""
+        if self.reply is None:
+            return _Answered(response=response, reply=_reply(response), usage=None)
+        reply = _reply(self.reply(response))
+        try:
+            from runcontext.budget.usage import read_usage
+
+            usage = read_usage(response)
+        except (TypeError, ValueError):
+            usage = None
+        return _Answered(response=response, reply=reply, usage=usage)
+
+    def _tokens(self, prepared: _Prepared, answered: _Answered) -> dict[str, Any] | None:
+        """Learn from the billing, account for the run, and make its ``tokens`` record."""
+        count = prepared.count
+        if count is None:
+            return None
+        if answered.usage is not None and self.counter is not None:
+            self.counter.calibrate(count, answered.usage)
+        spent = self.spent()
+        used = answered.usage or Usage(input=count.total)
+        price = None if self.budget is None else self.budget.price
+        self._spent = Spent(
+            input=spent.input + used.input,
+            cost=spent.cost + (0.0 if price is None else price.cost(used)),
+        )
+        limit = None if self.budget is None else self.budget.limit
+        return count.record(answered.usage, limit=limit)
 
 
-def _outcome(
-    messages: Sequence[Mapping[str, Any]],
-    prepared: _Prepared,
-    reply: Mapping[str, Any],
-    run: Run | None,
-) -> RunOutcome:
+_UNNAMED = "(unnamed model)"  # the calibration key of a loop that names no model
+
+
+def _recorded_spent(session: Session | None, budget: Budget | None) -> Spent:
+    """The input and cost of a session's recorded runs (a resumed session's budget counts
+    them)."""
+    if session is None or budget is None:
+        return Spent()
+    if budget.max_session_input is None and budget.max_session_cost is None:
+        return Spent()  # nothing to check them against: do not read every run
+    total, cost = 0, 0.0
+    for run in session.runs():
+        tokens = run.tokens
+        if tokens is None:
+            continue
+        billed = tokens.get("billed")
+        if billed is not None:
+            used = Usage(
+                input=billed["input"],
+                output=billed.get("output"),
+                cache_read=billed["cache_read"],
+                cache_write=billed["cache_write"],
+            )
+        else:
+            parts = ("head", "conversation", "tail", "tools")
+            used = Usage(input=sum(tokens[p] for p in parts))
+        total += used.input
+        if budget.price is not None:
+            cost += budget.price.cost(used)
+    return Spent(input=total, cost=cost)
+
+
+def _outcome(prepared: _Prepared, answered: _Answered, run: Run | None) -> RunOutcome:
     return RunOutcome(
-        messages=[*messages, reply],
+        messages=[*prepared.messages, answered.reply],
         request=prepared.request,
-        reply=reply,
+        reply=answered.reply,
         context_digest=prepared.context.digest,
         context_tokens=prepared.tokens,
         run=run,
+        count=prepared.count,
+        usage=answered.usage,
+        response=answered.response,
     )
 
 
 def _not_recorded(
-    session: Session,
-    messages: Sequence[Mapping[str, Any]],
-    prepared: _Prepared,
-    reply: Mapping[str, Any],
-    error: Exception,
+    session: Session, prepared: _Prepared, answered: _Answered, error: Exception
 ) -> RunNotRecordedError:
     return RunNotRecordedError(
         f"the backend answered but the run could not be recorded ({type(error).__name__}: "
         f"{error}); the reply and the request are in this error's outcome "
         "(error.outcome.messages ends with the reply)",
         path=session.path,
-        outcome=_outcome(messages, prepared, reply, None),
+        outcome=_outcome(prepared, answered, None),
     )
 
 

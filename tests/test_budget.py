@@ -397,3 +397,80 @@ def test_loop_arguments_are_checked() -> None:
         Loop(Backend(), on_over_budget=3)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="reply: expected a callable"):
         Loop(Backend(), reply="openai")  # type: ignore[arg-type]
+
+
+# --- the loop over a real SDK ------------------------------------------------------------------
+
+
+def test_the_loop_reads_billing_from_the_sdk_response_and_calibrates(
+    httpserver: Any, tmp_path: Path
+) -> None:
+    """The real OpenAI client against a server on 127.0.0.1 that bills each request: the loop
+    reads the usage from the SDK's response, calibrates, and records counts and billing."""
+    import json
+
+    import openai
+    from werkzeug import Request, Response
+
+    from runcontext.adapters.replies import openai_chat_reply
+
+    billed: list[int] = []
+
+    def answer(request: Request) -> Response:
+        body = json.loads(request.get_data())
+        # "Billing": every word of every message plus 4 per message (not the loop's rule).
+        prompt = sum(len(str(m.get("content", "")).split()) + 4 for m in body["messages"])
+        billed.append(prompt)
+        reply = {
+            "id": "c",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "done"},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": 1,
+                "total_tokens": prompt + 1,
+            },
+        }
+        return Response(json.dumps(reply), content_type="application/json")
+
+    httpserver.expect_request("/v1/chat/completions").respond_with_handler(answer)
+    client = openai.OpenAI(base_url=httpserver.url_for("/v1"), api_key="test", max_retries=0)
+    path = tmp_path / "t.jsonl"
+    session = Session.create(path, [USER])
+    loop = Loop(
+        lambda body: client.chat.completions.create(model="gpt-test", messages=body),
+        session,
+        counter=Words(),
+        model="gpt-test",
+        budget=Budget(context_window=10_000),
+        reply=openai_chat_reply,
+    )
+    first = loop.run([USER], context=CTX)
+    assert first.usage == Usage(input=billed[0], output=1)
+    assert first.count is not None and first.count.quality == "estimated"
+    assert first.reply == {"role": "assistant", "content": "done"}
+
+    second = loop.run([*first.messages, USER2], context=CTX)
+    assert second.count is not None and second.count.quality == "calibrated"
+    # The billed prefix plus the loop's estimate of the two appended messages.
+    appended = message_words(first.reply) + message_words(USER2)
+    assert second.count.total == billed[0] + appended
+    session.close()
+
+    runs = Session.open(path).runs()
+    assert runs[0].tokens == first.count.record(first.usage, limit=10_000)
+    assert runs[1].tokens is not None and runs[1].tokens["quality"] == "calibrated"
+    assert runs[1].tokens["billed"] == {
+        "input": billed[1],
+        "output": 1,
+        "cache_read": 0,
+        "cache_write": 0,
+    }

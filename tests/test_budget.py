@@ -224,7 +224,7 @@ def test_a_budget_states_its_limit_and_refuses_nonsense() -> None:
         Budget(context_window=0)
     with pytest.raises(ValueError, match="max_session_cost needs a price"):
         Budget(context_window=1000, max_session_cost=1.0)
-    with pytest.raises(TypeError, match="Price.input: expected a finite number"):
+    with pytest.raises(TypeError, match=r"Price\.input: expected a finite number"):
         Price(input=float("inf"), output=1)
 
 

@@ -251,3 +251,32 @@ def test_runcontext_imports_no_opentelemetry() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False False False"
+
+
+def test_a_loop_outcome_annotates_its_span(
+    tracer: tuple[trace.Tracer, InMemorySpanExporter], tmp_path: Path
+) -> None:
+    from runcontext import Loop
+    from runcontext.budget import Budget
+
+    with Session.create(tmp_path / "t.jsonl", [SEED_MESSAGE]) as session:
+        loop = Loop(
+            lambda request: {"role": "assistant", "content": "done"},
+            session,
+            counter=lambda text: len(text.split()),
+            model="gpt-test",
+            budget=Budget(context_window=100_000),
+        )
+        with tracer[0].start_as_current_span("chat gpt-test"):
+            outcome = loop.run([SEED_MESSAGE], context=CONTEXT)
+            annotate_span(
+                context=CONTEXT, session=loop.session, count=outcome.count, usage=outcome.usage
+            )
+    span = finished(tracer[1])
+    attributes = span.attributes or {}
+    assert outcome.count is not None
+    assert attributes["runcontext.tokens.total"] == outcome.count.total
+    assert attributes["runcontext.tokens.quality"] == "estimated"
+    assert attributes["gen_ai.conversation.id"] == session.seed
+    assert "gen_ai.usage.input_tokens" not in attributes  # nothing was billed
+    assert ACCESS_KEY not in str(all_values(span))

@@ -460,30 +460,87 @@ pub fn write_f64<O: Output>(out: &mut O, v: f64) -> Result<(), CanonicalError> {
 
 /// Writes an integer in plain decimal; refuses magnitudes above [`MAX_SAFE_INTEGER`].
 /// Within that range the output equals [`write_f64`] of the same number.
-#[inline]
+#[inline(always)]
 pub fn write_i64<O: Output>(out: &mut O, v: i64) -> Result<(), CanonicalError> {
     let magnitude = v.unsigned_abs();
     if magnitude > MAX_SAFE_INTEGER as u64 {
-        return Err(CanonicalError::new(CanonicalErrorKind::IntegerOutOfRange(
-            v.to_string(),
-        )));
+        return Err(integer_out_of_range(v));
     }
-    // A sign and at most sixteen digits (2**53 − 1 has sixteen).
-    out.reserve(17);
-    let digits = magnitude.checked_ilog10().map_or(1, |log| log as usize + 1);
-    // SAFETY: seventeen bytes of capacity were reserved past the length; the sign and the
-    // `digits` digits written below are at most that, and `set_len` covers exactly them.
+    // The digits are written backwards into a scratch buffer, ending at `END`, then one
+    // fixed copy of 24 bytes moves them (a sign and at most sixteen digits) into the output:
+    // no count of the digits beforehand, no call to memcpy.
+    const END: usize = 24;
+    let mut scratch = std::mem::MaybeUninit::<[u8; 48]>::uninit();
+    let buf = scratch.as_mut_ptr().cast::<u8>();
+    out.reserve(24);
+    // SAFETY: the stores stay within `buf[END - 17..END]` (a sign and sixteen digits at
+    // most, as 2**53 − 1 has sixteen); the copy reads `buf[start..start + 24]`, within the 48
+    // bytes (start >= 7), and writes 24 bytes of the reserved capacity; `set_len` covers only
+    // the written digits and sign, which are initialised.
     unsafe {
-        let mut dst = out.as_mut_ptr().add(out.len());
-        let sign = usize::from(v < 0);
-        if v < 0 {
-            *dst = b'-';
-            dst = dst.add(1);
+        let mut start = END;
+        let mut rest = magnitude;
+        if rest >= 100_000_000 {
+            // The low eight digits, then the rest (below 10**8, as 2**53 < 10**16).
+            let low = (rest % 100_000_000) as u32;
+            rest /= 100_000_000;
+            start -= 8;
+            four_digits(buf.add(start), low / 10_000);
+            four_digits(buf.add(start + 4), low % 10_000);
         }
-        write_digits(dst, digits, magnitude);
-        out.set_len(out.len() + sign + digits);
+        // Below 10**8: the low four digits when there are more than four, then the others.
+        let mut rest = rest as u32;
+        if rest >= 10_000 {
+            start -= 4;
+            four_digits(buf.add(start), rest % 10_000);
+            rest /= 10_000;
+        }
+        if rest >= 100 {
+            start -= 2;
+            buf.add(start)
+                .cast::<[u8; 2]>()
+                .write_unaligned(PAIRS[(rest % 100) as usize]);
+            rest /= 100;
+        }
+        if rest >= 10 {
+            start -= 2;
+            buf.add(start)
+                .cast::<[u8; 2]>()
+                .write_unaligned(PAIRS[rest as usize]);
+        } else {
+            start -= 1;
+            *buf.add(start) = b'0' + rest as u8;
+        }
+        if v < 0 {
+            start -= 1;
+            *buf.add(start) = b'-';
+        }
+        let len = out.len();
+        std::ptr::copy_nonoverlapping(buf.add(start), out.as_mut_ptr().add(len), 24);
+        out.set_len(len + END - start);
     }
     Ok(())
+}
+
+#[cold]
+fn integer_out_of_range(v: i64) -> CanonicalError {
+    CanonicalError::new(CanonicalErrorKind::IntegerOutOfRange(v.to_string()))
+}
+
+/// Writes `v` (below 10**4) as exactly four digits at `dst`.
+///
+/// # Safety
+/// Four bytes must be writable at `dst`.
+#[inline(always)]
+unsafe fn four_digits(dst: *mut u8, v: u32) {
+    // SAFETY: the caller makes the four bytes writable.
+    unsafe {
+        dst.cast::<[u8; 2]>()
+            .write_unaligned(PAIRS[(v / 100) as usize]);
+        dst.add(2)
+            .cast::<[u8; 2]>()
+            .write_unaligned(PAIRS[(v % 100) as usize]);
+    }
 }
 
 /// "00" to "99", for writing two digits at a time.
@@ -496,27 +553,6 @@ const PAIRS: [[u8; 2]; 100] = {
     }
     table
 };
-
-/// Writes the `digits` decimal digits of `v` (exactly that many) at `dst`.
-///
-/// # Safety
-/// `digits` bytes must be writable at `dst`, and `v` must have exactly `digits` digits.
-#[inline(always)]
-unsafe fn write_digits(dst: *mut u8, digits: usize, mut v: u64) {
-    let mut end = digits;
-    // SAFETY: every store is at an index below `digits`, which the caller makes writable.
-    unsafe {
-        while end >= 2 {
-            let pair = PAIRS[(v % 100) as usize];
-            end -= 2;
-            dst.add(end).cast::<[u8; 2]>().write_unaligned(pair);
-            v /= 100;
-        }
-        if end == 1 {
-            *dst = b'0' + v as u8;
-        }
-    }
-}
 
 /// Orders object keys by their UTF-16 code units, as RFC 8785 § 3.2.3 requires.
 ///

@@ -225,7 +225,7 @@ unsafe fn compact_value(obj: *mut ffi::PyObject) -> Option<i64> {
 }
 
 /// Writes an int or int subclass (never a bool: the caller has checked for those) by value.
-#[inline]
+#[inline(always)]
 fn write_int<O: Output>(out: &mut O, int: *mut ffi::PyObject) -> Result<(), CanonicalError> {
     use std::sync::atomic::Ordering::Relaxed;
     // SAFETY: `int` is an int (or subclass) the walk holds.
@@ -280,6 +280,11 @@ fn write_sequence<O: Output>(
                 ffi::PyTuple_GET_ITEM(ptr, i)
             }
         };
+        // Arrays of ints are common (and cheap to write): they skip the call and the dispatch.
+        // SAFETY: `item` is a live object held by the sequence; only its type is read.
+        if unsafe { ffi::Py_TYPE(item) } == &raw mut ffi::PyLong_Type {
+            return write_int(out, item);
+        }
         write_value(out, item, depth)
     })
 }

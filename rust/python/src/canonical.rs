@@ -413,37 +413,55 @@ extern "C" {
     fn _PyBytes_Resize(bytes: *mut *mut ffi::PyObject, size: ffi::Py_ssize_t) -> std::ffi::c_int;
 }
 
-/// A `bytes` object being written: canonical_json's output goes straight into the object it
-/// returns, so it is neither copied nor held in a second buffer (issue 13: copying a kept
-/// buffer into a new `bytes` was a third of the time of a large string, and more of its
-/// instructions). It grows as a `Vec` does, by `_PyBytes_Resize` (a `realloc`).
+/// canonical_json's output: written on the stack while it is small, then straight into the
+/// `bytes` object it returns, so a large output is neither copied nor held in a second
+/// buffer (issue 13: copying a kept buffer into a new `bytes` was a third of the time of a
+/// large string, and more of its instructions), and a small one costs one `bytes` of its
+/// exact size. The `bytes` grows as a `Vec` does, by `_PyBytes_Resize` (a `realloc`).
 ///
 /// Until [`BytesOut::finish`] the object is referenced only by this struct (a new object,
-/// reference count 1, not tracked by the collector), so its bytes may be written without
-/// the GIL ([`canonical_json`]'s large-string path does).
+/// reference count 1, not tracked by the collector). Every method runs with the GIL held.
 struct BytesOut {
+    /// The `bytes` once the output outgrew `local`, else null.
     obj: *mut ffi::PyObject,
+    /// Where the output is: `local` or the data of `obj` (set by [`BytesOut::start`], after
+    /// which the struct must not move until it is finished).
+    ptr: *mut u8,
     len: usize,
     cap: usize,
+    local: std::mem::MaybeUninit<[u8; LOCAL]>,
 }
 
+/// Outputs up to this many bytes are written on the stack and copied into their `bytes`.
+const LOCAL: usize = 2048;
+
 impl BytesOut {
-    /// A `bytes` of `cap` bytes of room (at least one: a new object, never the shared empty
-    /// `bytes`), with the GIL held.
-    fn with_capacity(_py: Python<'_>, cap: usize) -> Self {
-        let cap = cap.max(1);
-        // SAFETY: the GIL is held (`_py`); a NULL source asks for uninitialised bytes.
-        let obj =
-            unsafe { ffi::PyBytes_FromStringAndSize(std::ptr::null(), cap as ffi::Py_ssize_t) };
-        if obj.is_null() {
-            out_of_memory(cap);
+    fn new() -> Self {
+        Self {
+            obj: std::ptr::null_mut(),
+            ptr: std::ptr::null_mut(),
+            len: 0,
+            cap: 0,
+            local: std::mem::MaybeUninit::uninit(),
         }
-        Self { obj, len: 0, cap }
     }
 
-    /// The written `bytes`, shrunk to its length (with the GIL held).
-    fn finish<'py>(mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
+    /// Points the output at `local`, where the struct now is.
+    fn start(&mut self) -> &mut Self {
+        self.ptr = self.local.as_mut_ptr().cast::<u8>();
+        self.cap = LOCAL;
+        self
+    }
+
+    /// The written `bytes`.
+    fn finish<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
         let len = self.len;
+        if self.obj.is_null() {
+            // SAFETY: the first `len` bytes of `local` are written.
+            let local =
+                unsafe { std::slice::from_raw_parts(self.local.as_ptr().cast::<u8>(), len) };
+            return PyBytes::new(py, local);
+        }
         // SAFETY: the object is ours alone; shrinking it (which writes the trailing NUL) keeps
         // the first `len` bytes, all written.
         unsafe {
@@ -454,13 +472,36 @@ impl BytesOut {
             Bound::from_owned_ptr(py, obj).cast_into_unchecked()
         }
     }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, additional: usize) {
+        let cap = (self.cap * 2).max(self.len + additional);
+        // SAFETY: the GIL is held (every method runs with it); the object, when there is one,
+        // is ours alone, and a new one (never the shared empty bytes: cap > 0) receives the
+        // bytes written so far.
+        unsafe {
+            if self.obj.is_null() {
+                let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), cap as ffi::Py_ssize_t);
+                if obj.is_null() {
+                    out_of_memory(cap);
+                }
+                let data = ffi::PyBytes_AS_STRING(obj) as *mut u8;
+                std::ptr::copy_nonoverlapping(self.ptr, data, self.len);
+                self.obj = obj;
+            } else if _PyBytes_Resize(&mut self.obj, cap as ffi::Py_ssize_t) != 0 {
+                out_of_memory(cap);
+            }
+            self.ptr = ffi::PyBytes_AS_STRING(self.obj) as *mut u8;
+        }
+        self.cap = cap;
+    }
 }
 
 impl Drop for BytesOut {
     fn drop(&mut self) {
         if !self.obj.is_null() {
-            // SAFETY: an error left the object unreturned; the GIL is held wherever a
-            // BytesOut is dropped (walks run attached; the detached path drops nothing).
+            // SAFETY: an error left the object unreturned; the GIL is held.
             unsafe { ffi::Py_DECREF(self.obj) };
         }
     }
@@ -475,11 +516,8 @@ fn out_of_memory(size: usize) -> ! {
     )
 }
 
-// SAFETY: the bytes of the object are its `cap` bytes of data (`PyBytes_AS_STRING`), of
-// which the first `len` have been written; growing goes through `_PyBytes_Resize`, which
-// keeps them (a realloc), with the GIL held: `reserve` is called with the GIL released only
-// on the large-string path, which reserves the exact size beforehand, so it never grows
-// there.
+// SAFETY: `ptr` points to `cap` writable bytes (`local`, or the data of `obj`), of which the
+// first `len` have been written; growing moves them (a copy out of `local`, or a realloc).
 unsafe impl Output for BytesOut {
     #[inline(always)]
     fn len(&self) -> usize {
@@ -491,8 +529,7 @@ unsafe impl Output for BytesOut {
     }
     #[inline(always)]
     fn as_mut_ptr(&mut self) -> *mut u8 {
-        // SAFETY: `obj` is a live bytes object.
-        unsafe { ffi::PyBytes_AS_STRING(self.obj) as *mut u8 }
+        self.ptr
     }
     #[inline(always)]
     fn reserve(&mut self, additional: usize) {
@@ -503,19 +540,6 @@ unsafe impl Output for BytesOut {
     #[inline(always)]
     unsafe fn set_len(&mut self, len: usize) {
         self.len = len;
-    }
-}
-
-impl BytesOut {
-    #[cold]
-    #[inline(never)]
-    fn grow(&mut self, additional: usize) {
-        let cap = (self.cap * 2).max(self.len + additional).max(64);
-        // SAFETY: the object is ours alone and the GIL is held (see the Output impl).
-        if unsafe { _PyBytes_Resize(&mut self.obj, cap as ffi::Py_ssize_t) } != 0 {
-            out_of_memory(cap);
-        }
-        self.cap = cap;
     }
 }
 
@@ -534,14 +558,10 @@ pub fn canonical_json<'py>(
     py: Python<'py>,
     value: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let mut out = BytesOut::with_capacity(py, INITIAL_CAPACITY);
-    walk(py, &mut out, value)?;
+    let mut out = BytesOut::new();
+    walk(py, out.start(), value)?;
     Ok(out.finish(py))
 }
-
-/// The room canonical_json's `bytes` starts with (it grows by doubling; a string reserves
-/// its own length at once).
-const INITIAL_CAPACITY: usize = 1024;
 
 /// `blake3:` + hex of BLAKE3-256 of the canonical JSON of `value`.
 #[pyfunction]

@@ -558,9 +558,126 @@ pub fn canonical_json<'py>(
     py: Python<'py>,
     value: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    // SAFETY: only the type's flags are read.
+    if unsafe { ffi::PyUnicode_Check(value.as_ptr()) } != 0 {
+        // SAFETY: `value` is a str, held by the caller for the whole call.
+        if let Some(text) = unsafe { utf8(value.as_ptr()) } {
+            if text.len() >= DETACH_STRING {
+                return Ok(large_string(py, text));
+            }
+        }
+    }
     let mut out = BytesOut::new();
     walk(py, out.start(), value)?;
     Ok(out.finish(py))
+}
+
+/// A str at least this long (in UTF-8 bytes), given as the whole value, is escaped with the
+/// GIL released.
+const DETACH_STRING: usize = 64 * 1024;
+
+/// The canonical JSON of a large str given as the whole value, written with the GIL released.
+///
+/// Why that is sound: `text` is the str's UTF-8 (its own data when compact ASCII, else the
+/// UTF-8 copy CPython caches in the object and frees only with it); a str never changes,
+/// and it cannot be freed while the GIL is released, because the caller's argument holds a
+/// reference until this call returns. The output is a new `bytes` of exactly the escaped
+/// length (plus the writer's slack), sized with the GIL held; while detached, nothing but
+/// this thread knows the object exists (reference count 1, not yet returned, not tracked
+/// by the collector), and only its data bytes are written, never its header. No Python
+/// object is touched without the GIL. Nested strings are not written this way: with the GIL
+/// released another thread could empty the list or dict that holds them, and the walk
+/// reads its containers through borrowed references (docs/FORMAT.md § 1).
+fn large_string<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyBytes> {
+    let len = py.detach(|| runcontext_core::canonical::str_len(text));
+    // The writer stores whole blocks past what it keeps: room for them (see write_str).
+    let cap = len + 64;
+    let out = FixedOut::new(py, cap);
+    // The raw parts go to the other side as an address: the object stays owned by `out`.
+    let (data, text_ptr, text_len) = (out.data as usize, text.as_ptr() as usize, text.len());
+    let written = py.detach(move || {
+        // SAFETY: `data` is `cap` writable bytes of a `bytes` only this thread knows of, and
+        // `text_ptr..+text_len` the str's UTF-8, alive and unchanging (see above).
+        let text = unsafe {
+            std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+                text_ptr as *const u8,
+                text_len,
+            ))
+        };
+        let mut raw = RawOut {
+            ptr: data as *mut u8,
+            len: 0,
+            cap,
+        };
+        write_str(&mut raw, text);
+        raw.len
+    });
+    debug_assert_eq!(written, len);
+    out.finish(py, written)
+}
+
+/// A new `bytes` of a fixed size, filled without the GIL by a [`RawOut`] over its data.
+struct FixedOut {
+    obj: *mut ffi::PyObject,
+    data: *mut u8,
+}
+
+impl FixedOut {
+    fn new(_py: Python<'_>, cap: usize) -> Self {
+        // SAFETY: the GIL is held (`_py`); a NULL source asks for uninitialised bytes, and
+        // `cap` > 0 makes it a new object (never the shared empty bytes).
+        unsafe {
+            let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), cap as ffi::Py_ssize_t);
+            if obj.is_null() {
+                out_of_memory(cap);
+            }
+            let data = ffi::PyBytes_AS_STRING(obj) as *mut u8;
+            Self { obj, data }
+        }
+    }
+
+    fn finish<'py>(self, py: Python<'py>, len: usize) -> Bound<'py, PyBytes> {
+        let mut obj = self.obj;
+        // SAFETY: the GIL is held; the object is ours alone and its first `len` bytes are
+        // written; shrinking keeps them and writes the trailing NUL.
+        unsafe {
+            if _PyBytes_Resize(&mut obj, len as ffi::Py_ssize_t) != 0 {
+                out_of_memory(len);
+            }
+            Bound::from_owned_ptr(py, obj).cast_into_unchecked()
+        }
+    }
+}
+
+/// Bytes written at a fixed address with a fixed capacity: it never grows, so it needs no
+/// GIL. Its capacity is the escaped length plus the writer's slack, so `write_str` never
+/// asks for more; if it did (a bug), the process aborts rather than write out of bounds.
+struct RawOut {
+    ptr: *mut u8,
+    len: usize,
+    cap: usize,
+}
+
+// SAFETY: `ptr` points to `cap` writable bytes (a FixedOut's data) of which the first `len`
+// are written; `reserve` never moves them, and refuses (aborting) what does not fit.
+unsafe impl Output for RawOut {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn capacity(&self) -> usize {
+        self.cap
+    }
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr
+    }
+    fn reserve(&mut self, additional: usize) {
+        if self.cap - self.len < additional {
+            std::process::abort();
+        }
+    }
+    unsafe fn set_len(&mut self, len: usize) {
+        self.len = len;
+    }
 }
 
 /// `blake3:` + hex of BLAKE3-256 of the canonical JSON of `value`.

@@ -341,31 +341,6 @@ pub fn write_str<O: Output>(out: &mut O, s: &str) {
     }
 }
 
-/// The length of [`write_str`]'s output for `s` (quotes included), so a front end can give
-/// it a buffer of exactly that size (the binding does for large strings, which it writes
-/// with the GIL released).
-pub fn str_len(s: &str) -> usize {
-    let bytes = s.as_bytes();
-    let mut len = bytes.len() + 2;
-    let mut chunks = bytes.chunks_exact(16);
-    let mut scratch = [0u8; 16];
-    for block in &mut chunks {
-        // SAFETY: `block` is sixteen readable bytes and `scratch` sixteen writable ones.
-        let mut mask = unsafe { store_block(block.as_ptr(), scratch.as_mut_ptr()) };
-        while mask != 0 {
-            len += usize::from(ESCAPED[block[mask.trailing_zeros() as usize] as usize].1) - 1;
-            mask &= mask - 1;
-        }
-    }
-    for &b in chunks.remainder() {
-        let extra = ESCAPED[b as usize].1;
-        if extra != 0 {
-            len += usize::from(extra) - 1;
-        }
-    }
-    len
-}
-
 /// One bit per byte (0x80 in each byte's place) of a little-endian word for the bytes that
 /// need an escape: exact for the lowest set byte (which is all a caller reads), as the
 /// borrows of the subtractions run only upwards from a byte that is set.
@@ -858,20 +833,6 @@ mod tests {
                     assert_eq!(s(&text), naive(&text), "{text:?}");
                 }
             }
-        }
-    }
-
-    #[test]
-    fn str_len_is_the_written_length() {
-        for text in [
-            "",
-            "a",
-            "\"",
-            "\u{1}é😀\\",
-            &"ab\n\"\u{1f}".repeat(40),
-            &"x".repeat(100),
-        ] {
-            assert_eq!(str_len(text), s(text).len(), "{text:?}");
         }
     }
 

@@ -361,7 +361,8 @@ impl Drop for CollectorPaused {
 const KEEP_AT_MOST: usize = 16 << 20;
 
 thread_local! {
-    /// The output buffer of this thread, kept (cleared) between calls.
+    /// The output buffer of this thread for `digest` (which needs no `bytes`), kept (cleared)
+    /// between calls; canonical_json writes into its `bytes` instead ([`BytesOut`]).
     ///
     /// A fresh buffer per call was the cliff of issue 13: a large output grew one buffer and
     /// was then copied into a `bytes` of the same size, and freeing both left more free memory

@@ -21,23 +21,52 @@
 //! | −6 | `0.0000015` | `1.5e-6` | laid out from zmij's digits |
 //! | 16 … 20 | `15000000000000000` | `1.5e+16` | laid out from zmij's digits |
 
+use crate::canonical::Output;
+
 /// Appends `v`, which must be finite and non-zero, in ECMAScript form.
-pub(crate) fn write_es_number(out: &mut Vec<u8>, v: f64) {
+pub(crate) fn write_es_number<O: Output>(out: &mut O, v: f64) {
     let mut buffer = zmij::Buffer::new();
     let text = buffer.format_finite(v).as_bytes();
     let magnitude = v.abs();
     if (1e-5..1e16).contains(&magnitude) {
-        out.extend_from_slice(text.strip_suffix(b".0").unwrap_or(text));
+        extend_short(out, text.strip_suffix(b".0").unwrap_or(text));
     } else if !(1e-6..1e21).contains(&magnitude) {
-        out.extend_from_slice(text);
+        extend_short(out, text);
     } else {
         write_plain_from_exponent_form(out, text, magnitude < 1.0);
     }
 }
 
+/// Appends `bytes` (a number's text: at most 25 bytes) with two overlapping fixed-size copies
+/// rather than a call to `memcpy`, which costs more than the copy at these lengths.
+#[inline(always)]
+fn extend_short<O: Output>(out: &mut O, bytes: &[u8]) {
+    let n = bytes.len();
+    if !(8..=32).contains(&n) {
+        out.extend_from_slice(bytes);
+        return;
+    }
+    out.reserve(32);
+    // SAFETY: 8 <= n <= 32 and 32 bytes of capacity are free past the length: each pair of
+    // copies reads within `bytes` and writes within `dst..dst + n`, together covering it all;
+    // `set_len` covers exactly those `n` bytes.
+    unsafe {
+        let src = bytes.as_ptr();
+        let dst = out.as_mut_ptr().add(out.len());
+        if n >= 16 {
+            std::ptr::copy_nonoverlapping(src, dst, 16);
+            std::ptr::copy_nonoverlapping(src.add(n - 16), dst.add(n - 16), 16);
+        } else {
+            std::ptr::copy_nonoverlapping(src, dst, 8);
+            std::ptr::copy_nonoverlapping(src.add(n - 8), dst.add(n - 8), 8);
+        }
+        out.set_len(out.len() + n);
+    }
+}
+
 /// Lays out zmij's `[-]d[.ddd]e-6` (`small`) or `[-]d[.ddd]e+EE` (EE in 16..=20) in plain
 /// decimal, as ECMA-262 § 6.1.6.1.20 steps 7 and 9 do for those exponents.
-fn write_plain_from_exponent_form(out: &mut Vec<u8>, text: &[u8], small: bool) {
+fn write_plain_from_exponent_form<O: Output>(out: &mut O, text: &[u8], small: bool) {
     let (sign, text) = match text.split_first() {
         Some((b'-', rest)) => (&b"-"[..], rest),
         _ => (&b""[..], text),
@@ -59,7 +88,7 @@ fn write_plain_from_exponent_form(out: &mut Vec<u8>, text: &[u8], small: bool) {
         let e = usize::from(exponent[2] - b'0') * 10 + usize::from(exponent[3] - b'0');
         out.extend_from_slice(first);
         out.extend_from_slice(rest);
-        out.resize(out.len() + e - rest.len(), b'0');
+        out.extend_with(e - rest.len(), b'0');
     }
 }
 

@@ -13,9 +13,9 @@
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyString};
 use runcontext_core::canonical::{
-    enter, write_array, write_f64, write_i64, write_object, write_str,
+    enter, write_array, write_f64, write_i64, write_object, write_str, Output,
 };
 use runcontext_core::{CanonicalError, CanonicalErrorKind, ParseErrorKind};
 
@@ -58,66 +58,212 @@ fn int_text(int: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "(too many digits to print)".to_owned())
 }
 
-fn write_value(
-    out: &mut Vec<u8>,
-    obj: &Bound<'_, PyAny>,
+/// Writes one value. The exact built-in types are told apart by comparing the type pointer
+/// with each (issue 13: the chain of `is_instance_of` checks cost a small int more than its
+/// digits); subclasses then take the checks in the order the rules give (bool before int).
+fn write_value<O: Output>(
+    out: &mut O,
+    obj: *mut ffi::PyObject,
     depth: usize,
 ) -> Result<(), CanonicalError> {
-    if obj.is_exact_instance_of::<PyFloat>() {
-        // Exact floats and ints first: a pointer comparison each, and arrays of numbers are
-        // common (an int's value costs less than the chain of checks below would).
-        // SAFETY: `obj` is exactly a float.
-        write_f64(out, unsafe { ffi::PyFloat_AS_DOUBLE(obj.as_ptr()) })?;
-    } else if obj.is_exact_instance_of::<PyInt>() {
-        write_int(out, obj)?;
-    } else if obj.is_instance_of::<PyString>() {
-        let text = unsafe { utf8(obj.as_ptr()) }
-            .ok_or_else(|| kind_error(CanonicalErrorKind::LoneSurrogate))?;
-        write_str(out, text);
-    } else if let Ok(dict) = obj.cast::<PyDict>() {
-        write_dict(out, dict, depth)?;
-    } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
-        write_sequence(out, obj, depth)?;
-    } else if obj.is_none() {
-        out.extend_from_slice(b"null");
-    } else if let Ok(b) = obj.cast::<PyBool>() {
-        out.extend_from_slice(if b.is_true() { b"true" } else { b"false" });
-    } else if obj.is_instance_of::<PyInt>() {
-        write_int(out, obj)?;
-    } else if let Ok(float) = obj.cast::<PyFloat>() {
-        write_f64(out, float.value())?;
-    } else {
-        return Err(kind_error(CanonicalErrorKind::UnsupportedType(type_name(
-            obj,
-        ))));
+    // SAFETY: `obj` is a live object for the whole walk (the caller holds it or its container
+    // does, and no Python code runs); its type pointer is read and compared, nothing else.
+    let ty = unsafe { ffi::Py_TYPE(obj) };
+    unsafe {
+        if ty == &raw mut ffi::PyLong_Type {
+            return write_int(out, obj);
+        }
+        if ty == &raw mut ffi::PyFloat_Type {
+            return write_f64(out, ffi::PyFloat_AS_DOUBLE(obj));
+        }
+        if ty == &raw mut ffi::PyUnicode_Type {
+            return write_text(out, obj);
+        }
+        if ty == &raw mut ffi::PyDict_Type {
+            return write_dict(out, obj, depth);
+        }
+        if ty == &raw mut ffi::PyList_Type {
+            return write_sequence(out, obj, true, depth);
+        }
+        if ty == &raw mut ffi::PyTuple_Type {
+            return write_sequence(out, obj, false, depth);
+        }
+        if obj == ffi::Py_None() {
+            out.extend_from_slice(b"null");
+            return Ok(());
+        }
+        if ty == &raw mut ffi::PyBool_Type {
+            out.extend_from_slice(if obj == ffi::Py_True() {
+                b"true"
+            } else {
+                b"false"
+            });
+            return Ok(());
+        }
     }
+    write_subclass(out, obj, depth)
+}
+
+/// The values that are not exactly a built-in JSON type: subclasses, by the same rules, and
+/// everything else refused.
+#[cold]
+fn write_subclass<O: Output>(
+    out: &mut O,
+    obj: *mut ffi::PyObject,
+    depth: usize,
+) -> Result<(), CanonicalError> {
+    // SAFETY: as in write_value; the checks read the type's flags and bases only.
+    unsafe {
+        if ffi::PyUnicode_Check(obj) != 0 {
+            write_text(out, obj)
+        } else if ffi::PyDict_Check(obj) != 0 {
+            write_dict(out, obj, depth)
+        } else if ffi::PyList_Check(obj) != 0 {
+            write_sequence(out, obj, true, depth)
+        } else if ffi::PyTuple_Check(obj) != 0 {
+            write_sequence(out, obj, false, depth)
+        } else if ffi::PyLong_Check(obj) != 0 {
+            // bool cannot be subclassed, and exact bools were written by the caller.
+            write_int(out, obj)
+        } else if ffi::PyFloat_Check(obj) != 0 {
+            write_f64(out, ffi::PyFloat_AS_DOUBLE(obj))
+        } else {
+            let py = Python::assume_attached();
+            let bound = Borrowed::from_ptr(py, obj);
+            Err(kind_error(CanonicalErrorKind::UnsupportedType(type_name(
+                &bound,
+            ))))
+        }
+    }
+}
+
+/// Writes a str or str subclass as its text.
+fn write_text<O: Output>(out: &mut O, obj: *mut ffi::PyObject) -> Result<(), CanonicalError> {
+    // SAFETY: `obj` is a str the walk holds (see write_value).
+    let text = unsafe { utf8(obj) }.ok_or_else(|| kind_error(CanonicalErrorKind::LoneSurrogate))?;
+    write_str(out, text);
     Ok(())
 }
 
+/// Whether ints of one digit can be read from the object itself: CPython's digits are 30
+/// bits (its default on every 64-bit platform; 15-bit digits are a build option), checked
+/// once against `PyLong_FromLong(2**15)`, which has one digit only with 30-bit digits.
+static COMPACT_INTS: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+const COMPACT_UNKNOWN: u8 = 0;
+const COMPACT_YES: u8 = 1;
+const COMPACT_NO: u8 = 2;
+
+/// Decides [`COMPACT_INTS`] (with the GIL held) if not yet decided.
+fn check_compact_ints() {
+    use std::sync::atomic::Ordering::Relaxed;
+    if COMPACT_INTS.load(Relaxed) != COMPACT_UNKNOWN {
+        return;
+    }
+    // SAFETY: called with the GIL held; the new int is read as write_int reads ints, then
+    // released.
+    let verdict = unsafe {
+        let probe = ffi::PyLong_FromLong(1 << 15);
+        if probe.is_null() {
+            ffi::PyErr_Clear();
+            COMPACT_NO
+        } else {
+            let ok = compact_value(probe) == Some(1 << 15);
+            ffi::Py_DECREF(probe);
+            if ok {
+                COMPACT_YES
+            } else {
+                COMPACT_NO
+            }
+        }
+    };
+    COMPACT_INTS.store(verdict, Relaxed);
+}
+
+/// The value of an int of at most one 30-bit digit, read from the object, or None (more
+/// digits, or an interpreter whose layout this does not know).
+///
+/// The layouts (CPython's `Include/cpython/longintrepr.h`): after the object header, 3.11
+/// has `ob_size`, the digit count with the sign of the value; 3.12 and later have `lv_tag`,
+/// the digit count shifted left by 3 over a 2-bit sign (0 positive, 1 zero, 2 negative). The
+/// first digit follows, at the same offset in both.
+///
+/// # Safety
+/// `obj` must be a live int (or int subclass) and the GIL held.
+#[inline(always)]
+unsafe fn compact_value(obj: *mut ffi::PyObject) -> Option<i64> {
+    #[cfg(any(Py_GIL_DISABLED, PyPy, GraalPy, Py_LIMITED_API))]
+    {
+        let _ = obj;
+        None
+    }
+    #[cfg(not(any(Py_GIL_DISABLED, PyPy, GraalPy, Py_LIMITED_API)))]
+    // SAFETY: the fields read are the tag/size word after the header and the first digit,
+    // which every int has (CPython allocates at least one digit, zero included).
+    unsafe {
+        let base = obj.cast::<u8>();
+        let head = std::mem::size_of::<ffi::PyObject>();
+        let tag = base.add(head).cast::<isize>().read();
+        let digit = i64::from(base.add(head + 8).cast::<u32>().read());
+        #[cfg(not(Py_3_12))]
+        {
+            // ob_size in -1..=1: the value is the digit with that sign (0 for zero).
+            if (-1..=1).contains(&tag) {
+                return Some(tag as i64 * digit);
+            }
+            None
+        }
+        #[cfg(Py_3_12)]
+        {
+            let tag = tag as usize;
+            // Compact: at most one digit (tag < 2 << 3); the sign is 1 - (tag & 3).
+            if tag < (2 << 3) {
+                return Some((1 - (tag & 3) as i64) * digit);
+            }
+            None
+        }
+    }
+}
+
 /// Writes an int or int subclass (never a bool: the caller has checked for those) by value.
-fn write_int(out: &mut Vec<u8>, int: &Bound<'_, PyAny>) -> Result<(), CanonicalError> {
+#[inline(always)]
+fn write_int<O: Output>(out: &mut O, int: *mut ffi::PyObject) -> Result<(), CanonicalError> {
+    use std::sync::atomic::Ordering::Relaxed;
+    // SAFETY: `int` is an int (or subclass) the walk holds.
+    if COMPACT_INTS.load(Relaxed) == COMPACT_YES {
+        if let Some(value) = unsafe { compact_value(int) } {
+            return write_i64(out, value);
+        }
+    }
+    write_long(out, int)
+}
+
+/// An int of more than one digit (or when digits cannot be read in place).
+#[cold]
+fn write_long<O: Output>(out: &mut O, int: *mut ffi::PyObject) -> Result<(), CanonicalError> {
     // The overflow flag, not an OverflowError: raising would allocate an exception.
     let mut overflow = 0;
     // SAFETY: `int` is an int (or subclass); this reads its value and runs no code.
-    let value = unsafe { ffi::PyLong_AsLongLongAndOverflow(int.as_ptr(), &mut overflow) };
+    let value = unsafe { ffi::PyLong_AsLongLongAndOverflow(int, &mut overflow) };
     if overflow != 0 {
+        // SAFETY: the GIL is held for the whole walk.
+        let py = unsafe { Python::assume_attached() };
+        let bound = unsafe { Borrowed::from_ptr(py, int) };
         return Err(kind_error(CanonicalErrorKind::IntegerOutOfRange(int_text(
-            int,
+            &bound,
         ))));
     }
     write_i64(out, value)
 }
 
-fn write_sequence(
-    out: &mut Vec<u8>,
-    seq: &Bound<'_, PyAny>,
+fn write_sequence<O: Output>(
+    out: &mut O,
+    ptr: *mut ffi::PyObject,
+    is_list: bool,
     depth: usize,
 ) -> Result<(), CanonicalError> {
-    let py = seq.py();
-    let ptr = seq.as_ptr();
-    let is_list = seq.is_instance_of::<PyList>();
-    // SAFETY: `seq` is a list or tuple; no Python code runs during the walk, so its length
-    // and items cannot change, and borrowed items stay alive while `seq` does.
+    // SAFETY: `ptr` is a list or tuple (as `is_list` says); no Python code runs during the
+    // walk, so its length and items cannot change, and borrowed items stay alive while it
+    // does.
     let len = unsafe {
         if is_list {
             ffi::PyList_GET_SIZE(ptr)
@@ -128,26 +274,30 @@ fn write_sequence(
     write_array(out, len as usize, depth, |out, i, depth| {
         let item = unsafe {
             let i = i as ffi::Py_ssize_t;
-            let item = if is_list {
+            if is_list {
                 ffi::PyList_GET_ITEM(ptr, i)
             } else {
                 ffi::PyTuple_GET_ITEM(ptr, i)
-            };
-            Borrowed::from_ptr(py, item)
+            }
         };
-        write_value(out, &item, depth)
+        // Arrays of ints are common (and cheap to write): they skip the call and the dispatch.
+        // SAFETY: `item` is a live object held by the sequence; only its type is read.
+        if unsafe { ffi::Py_TYPE(item) } == &raw mut ffi::PyLong_Type {
+            return write_int(out, item);
+        }
+        write_value(out, item, depth)
     })
 }
 
-fn write_dict(
-    out: &mut Vec<u8>,
-    dict: &Bound<'_, PyDict>,
+fn write_dict<O: Output>(
+    out: &mut O,
+    dict: *mut ffi::PyObject,
     depth: usize,
 ) -> Result<(), CanonicalError> {
     // Depth first, then the keys in iteration order, then (sorted) duplicates and values.
     enter(depth)?;
-    let py = dict.py();
-    let len = dict.len();
+    // SAFETY: `dict` is a dict or subclass the walk holds.
+    let len = unsafe { ffi::PyDict_Size(dict) } as usize;
     // Small dicts (most of a chat transcript) sort their members on the stack, not the heap.
     const INLINE: usize = 8;
     let mut inline: [(&str, *mut ffi::PyObject); INLINE] = [("", std::ptr::null_mut()); INLINE];
@@ -163,11 +313,11 @@ fn write_dict(
     let mut count = 0;
     // SAFETY: PyDict_Next yields borrowed references that live as long as the dict, which
     // nothing can modify during the walk (so it yields exactly `len` members).
-    while count < len
-        && unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) } != 0
-    {
-        let key_obj = unsafe { Borrowed::from_ptr(py, key) };
-        if !key_obj.is_instance_of::<PyString>() {
+    while count < len && unsafe { ffi::PyDict_Next(dict, &mut pos, &mut key, &mut value) } != 0 {
+        // SAFETY: `key` is a live object held by the dict.
+        if unsafe { ffi::PyUnicode_Check(key) } == 0 {
+            let py = unsafe { Python::assume_attached() };
+            let key_obj = unsafe { Borrowed::from_ptr(py, key) };
             return Err(kind_error(CanonicalErrorKind::NonStringKey(type_name(
                 &key_obj,
             ))));
@@ -179,9 +329,7 @@ fn write_dict(
         count += 1;
     }
     write_object(out, &mut members[..count], depth, |out, value, depth| {
-        // SAFETY: the dict holds the value for the whole walk.
-        let item = unsafe { Borrowed::from_ptr(py, *value) };
-        write_value(out, &item, depth)
+        write_value(out, *value, depth)
     })
 }
 
@@ -213,7 +361,8 @@ impl Drop for CollectorPaused {
 const KEEP_AT_MOST: usize = 16 << 20;
 
 thread_local! {
-    /// The output buffer of this thread, kept (cleared) between calls.
+    /// The output buffer of this thread for `digest` (which needs no `bytes`), kept (cleared)
+    /// between calls; canonical_json writes into its `bytes` instead ([`BytesOut`]).
     ///
     /// A fresh buffer per call was the cliff of issue 13: a large output grew one buffer and
     /// was then copied into a `bytes` of the same size, and freeing both left more free memory
@@ -224,24 +373,30 @@ thread_local! {
     static OUTPUT: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(Vec::with_capacity(4096));
 }
 
+/// Writes the canonical JSON of `value` into `out`, the collector paused.
+fn walk<O: Output>(py: Python<'_>, out: &mut O, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    check_compact_ints();
+    let walked = {
+        let _paused = CollectorPaused::new();
+        write_value(out, value.as_ptr(), 0)
+    };
+    walked.map_err(|e| canonical_error(py, e))
+}
+
 /// Runs `finish` on the canonical JSON of `value`, written into this thread's kept buffer.
 fn with_canonical<T>(
     py: Python<'_>,
     value: &Bound<'_, PyAny>,
     finish: impl FnOnce(&[u8]) -> T,
 ) -> PyResult<T> {
-    let walk = |out: &mut Vec<u8>| -> PyResult<T> {
+    let run = |out: &mut Vec<u8>| -> PyResult<T> {
         out.clear();
-        let walked = {
-            let _paused = CollectorPaused::new();
-            write_value(out, value, 0)
-        };
-        walked.map_err(|e| canonical_error(py, e))?;
+        walk(py, out, value)?;
         Ok(finish(out))
     };
     OUTPUT.with(|cell| match cell.try_borrow_mut() {
         Ok(mut out) => {
-            let result = walk(&mut out);
+            let result = run(&mut out);
             if out.capacity() > KEEP_AT_MOST {
                 *out = Vec::with_capacity(4096);
             }
@@ -249,8 +404,144 @@ fn with_canonical<T>(
         }
         // Only reachable if `finish` called back into this function on the same thread;
         // nothing does, but a fresh buffer is correct there too.
-        Err(_) => walk(&mut Vec::new()),
+        Err(_) => run(&mut Vec::new()),
     })
+}
+
+extern "C" {
+    // CPython's own way to grow or shrink a `bytes` nobody else holds yet (in every CPython
+    // 3.x; orjson writes its output the same way). Not in pyo3-ffi's public items.
+    fn _PyBytes_Resize(bytes: *mut *mut ffi::PyObject, size: ffi::Py_ssize_t) -> std::ffi::c_int;
+}
+
+/// canonical_json's output: written on the stack while it is small, then straight into the
+/// `bytes` object it returns, so a large output is neither copied nor held in a second
+/// buffer (issue 13: copying a kept buffer into a new `bytes` was a third of the time of a
+/// large string, and more of its instructions), and a small one costs one `bytes` of its
+/// exact size. The `bytes` grows as a `Vec` does, by `_PyBytes_Resize` (a `realloc`).
+///
+/// Until [`BytesOut::finish`] the object is referenced only by this struct (a new object,
+/// reference count 1, not tracked by the collector). Every method runs with the GIL held.
+struct BytesOut {
+    /// The `bytes` once the output outgrew `local`, else null.
+    obj: *mut ffi::PyObject,
+    /// Where the output is: `local` or the data of `obj` (set by [`BytesOut::start`], after
+    /// which the struct must not move until it is finished).
+    ptr: *mut u8,
+    len: usize,
+    cap: usize,
+    local: std::mem::MaybeUninit<[u8; LOCAL]>,
+}
+
+/// Outputs up to this many bytes are written on the stack and copied into their `bytes`.
+const LOCAL: usize = 2048;
+
+impl BytesOut {
+    fn new() -> Self {
+        Self {
+            obj: std::ptr::null_mut(),
+            ptr: std::ptr::null_mut(),
+            len: 0,
+            cap: 0,
+            local: std::mem::MaybeUninit::uninit(),
+        }
+    }
+
+    /// Points the output at `local`, where the struct now is.
+    fn start(&mut self) -> &mut Self {
+        self.ptr = self.local.as_mut_ptr().cast::<u8>();
+        self.cap = LOCAL;
+        self
+    }
+
+    /// The written `bytes`.
+    fn finish<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let len = self.len;
+        if self.obj.is_null() {
+            // SAFETY: the first `len` bytes of `local` are written.
+            let local =
+                unsafe { std::slice::from_raw_parts(self.local.as_ptr().cast::<u8>(), len) };
+            return PyBytes::new(py, local);
+        }
+        // SAFETY: the object is ours alone; shrinking it (which writes the trailing NUL) keeps
+        // the first `len` bytes, all written.
+        unsafe {
+            if _PyBytes_Resize(&mut self.obj, len as ffi::Py_ssize_t) != 0 {
+                out_of_memory(len);
+            }
+            let obj = std::mem::replace(&mut self.obj, std::ptr::null_mut());
+            Bound::from_owned_ptr(py, obj).cast_into_unchecked()
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, additional: usize) {
+        let cap = (self.cap * 2).max(self.len + additional);
+        // SAFETY: the GIL is held (every method runs with it); the object, when there is one,
+        // is ours alone, and a new one (never the shared empty bytes: cap > 0) receives the
+        // bytes written so far.
+        unsafe {
+            if self.obj.is_null() {
+                let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), cap as ffi::Py_ssize_t);
+                if obj.is_null() {
+                    out_of_memory(cap);
+                }
+                let data = ffi::PyBytes_AS_STRING(obj) as *mut u8;
+                std::ptr::copy_nonoverlapping(self.ptr, data, self.len);
+                self.obj = obj;
+            } else if _PyBytes_Resize(&mut self.obj, cap as ffi::Py_ssize_t) != 0 {
+                out_of_memory(cap);
+            }
+            self.ptr = ffi::PyBytes_AS_STRING(self.obj) as *mut u8;
+        }
+        self.cap = cap;
+    }
+}
+
+impl Drop for BytesOut {
+    fn drop(&mut self) {
+        if !self.obj.is_null() {
+            // SAFETY: an error left the object unreturned; the GIL is held.
+            unsafe { ffi::Py_DECREF(self.obj) };
+        }
+    }
+}
+
+/// As `Vec` does when it cannot grow: the process cannot go on writing the value.
+#[cold]
+fn out_of_memory(size: usize) -> ! {
+    std::alloc::handle_alloc_error(
+        std::alloc::Layout::from_size_align(size.max(1), 1)
+            .unwrap_or(std::alloc::Layout::new::<u8>()),
+    )
+}
+
+// SAFETY: `ptr` points to `cap` writable bytes (`local`, or the data of `obj`), of which the
+// first `len` have been written; growing moves them (a copy out of `local`, or a realloc).
+unsafe impl Output for BytesOut {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len
+    }
+    #[inline(always)]
+    fn capacity(&self) -> usize {
+        self.cap
+    }
+    #[inline(always)]
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr
+    }
+    #[inline(always)]
+    fn reserve(&mut self, additional: usize) {
+        if self.cap - self.len < additional {
+            self.grow(additional);
+        }
+    }
+    #[inline(always)]
+    unsafe fn set_len(&mut self, len: usize) {
+        self.len = len;
+    }
 }
 
 fn hash(py: Python<'_>, data: &[u8]) -> String {
@@ -268,60 +559,15 @@ pub fn canonical_json<'py>(
     py: Python<'py>,
     value: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    with_canonical(py, value, |out| PyBytes::new(py, out))
+    let mut out = BytesOut::new();
+    walk(py, out.start(), value)?;
+    Ok(out.finish(py))
 }
 
-/// `blake3:` + hex of BLAKE3-256 of the canonical JSON of `value`.
-#[pyfunction]
-#[pyo3(signature = (value, /))]
+/// `blake3:` + hex of BLAKE3-256 of the canonical JSON of `value` (for `digest::digest`,
+/// which takes a top-level str itself).
 pub fn digest(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
     with_canonical(py, value, |out| hash(py, out))
-}
-
-/// `blake3:` + hex of BLAKE3-256 of raw bytes (any contiguous buffer).
-#[pyfunction]
-#[pyo3(signature = (data, /))]
-pub fn digest_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<String> {
-    if let Ok(bytes) = data.cast::<PyBytes>() {
-        // bytes are immutable, so the GIL can go while they are hashed.
-        return Ok(hash(py, bytes.as_bytes()));
-    }
-    let mut view = std::mem::MaybeUninit::<ffi::Py_buffer>::uninit();
-    // SAFETY: a PyBUF_SIMPLE request asks for one contiguous run of bytes of any format.
-    if unsafe { ffi::PyObject_GetBuffer(data.as_ptr(), view.as_mut_ptr(), ffi::PyBUF_SIMPLE) } != 0
-    {
-        // SAFETY: PyObject_GetBuffer failed and set an exception, which is replaced here.
-        unsafe { ffi::PyErr_Clear() };
-        return Err(PyTypeError::new_err(format!(
-            "digest_bytes() takes bytes or a contiguous bytes-like object, got {}; {}",
-            type_name(data),
-            if data.is_instance_of::<PyString>() {
-                "encode text first, e.g. data.encode()"
-            } else {
-                "pass bytes(data)"
-            }
-        )));
-    }
-    // SAFETY: the export succeeded, so `view` is initialised until PyBuffer_Release.
-    let mut view = unsafe { view.assume_init() };
-    let len = usize::try_from(view.len).unwrap_or(0);
-    // A writable buffer could be changed while it is read by code that does not hold the
-    // GIL (numpy, a shared mmap), so it is copied first; a read-only one is hashed in place.
-    let digest = if len == 0 || view.buf.is_null() {
-        runcontext_core::digest_bytes(&[])
-    } else {
-        // SAFETY: the exporter guarantees `len` readable bytes at `buf` until release.
-        let bytes = unsafe { std::slice::from_raw_parts(view.buf.cast::<u8>(), len) };
-        if view.readonly != 0 {
-            hash(py, bytes)
-        } else {
-            let copy = bytes.to_vec();
-            hash(py, &copy)
-        }
-    };
-    // SAFETY: releases the export made above, once.
-    unsafe { ffi::PyBuffer_Release(&mut view) };
-    Ok(digest)
 }
 
 /// A str holding a lone surrogate, located like any other error: its surrogatepass encoding

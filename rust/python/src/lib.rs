@@ -5,9 +5,6 @@
 
 use pyo3::prelude::*;
 
-// `canonical::digest_bytes` is superseded by `digest::digest_bytes`; it goes when canonical.rs
-// is next edited (another branch is reworking that file).
-#[allow(dead_code)]
 mod canonical;
 mod digest;
 mod errors;

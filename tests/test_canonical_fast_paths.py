@@ -1,0 +1,130 @@
+"""The fast paths of canonical_json (issue 13) write what the general ones do.
+
+Exact built-in types are dispatched by type pointer, ints of one 30-bit digit are read from
+the object, strings are escaped block by block into the returned ``bytes`` (on the stack
+first while the output is small). Each is compared here with the pure-Python reference at
+its edges.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import blake3
+import pytest
+
+from runcontext import canonical_json, digest
+from runcontext.errors import InvalidNumberError, InvalidStringError
+
+from reference import jcs as reference
+
+SAFE = 2**53 - 1
+
+
+class Int(int):
+    pass
+
+
+class Text(str):
+    pass
+
+
+class Mapping(dict[str, Any]):
+    pass
+
+
+def ints_at_every_edge() -> list[int]:
+    values = {0, 1, -1, SAFE, -SAFE, 2**30 - 1, 2**30, -(2**30), 2**31, 2**32, 2**63 - 2**11}
+    for power in range(17):
+        for near in (-1, 0, 1):
+            values |= {10**power + near, -(10**power + near)}
+    return sorted(v for v in values if abs(v) <= SAFE)
+
+
+@pytest.mark.parametrize("value", ints_at_every_edge())
+def test_ints_at_digit_and_length_edges(value: int) -> None:
+    expected = str(value).encode()
+    assert canonical_json(value) == expected
+    assert canonical_json([value, value]) == b"[" + expected + b"," + expected + b"]"
+    assert canonical_json({"k": value}) == b'{"k":' + expected + b"}"
+    assert canonical_json(Int(value)) == expected
+    assert canonical_json([Int(value)]) == b"[" + expected + b"]"
+
+
+@pytest.mark.parametrize("value", [SAFE + 1, -SAFE - 1, 2**63, -(2**63), 2**64, 10**40])
+def test_ints_beyond_the_safe_range_are_refused_the_same_way(value: int) -> None:
+    for wrapped, path in ((value, "$"), ([0, value], "$[1]"), ({"n": Int(value)}, "$.n")):
+        with pytest.raises(InvalidNumberError) as info:
+            canonical_json(wrapped)
+        assert info.value.path == path
+        assert str(info.value) == (
+            f"{path}: integer {value} is outside ±(2**53 − 1) and would not survive a round "
+            "trip through an IEEE 754 double; send it as a string"
+        )
+
+
+def test_bools_are_not_ints_and_none_is_null() -> None:
+    assert canonical_json([True, False, None, 1, 0]) == b"[true,false,null,1,0]"
+
+
+@pytest.mark.parametrize("length", [0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100, 2047, 2048, 5000])
+@pytest.mark.parametrize("special", ['"', "\\", "\n", "\x00", "\x1f", "é", "😀", "\u2028"])
+def test_strings_at_block_and_buffer_edges(length: int, special: str) -> None:
+    for at in {0, length // 2, max(length - 1, 0)}:
+        text = "a" * length
+        text = text[:at] + special + text[at + 1 :]
+        for value in (text, [text, text], {text: text}, Text(text), Mapping(k=text)):
+            assert canonical_json(value) == reference.canonical_json(value), (length, at)
+
+
+def test_outputs_across_the_stack_buffer_size() -> None:
+    # Outputs of 2,040 to 2,060 bytes: written on the stack, or moved into a bytes midway.
+    for n in range(2030, 2070):
+        value = ["x" * (n - 6)]
+        out = canonical_json(value)
+        assert out == reference.canonical_json(value)
+        assert len(out) == n - 2
+
+
+def test_non_ascii_keys_sort_by_utf16_code_units() -> None:
+    keys = ["\U0001f600", "\ue000", "\uffff", "a", "é", "\U00010000", "ab", "\u00ff", "z" * 20]
+    value = {k: i for i, k in enumerate(keys)}
+    assert canonical_json(value) == reference.canonical_json(value)
+    assert canonical_json(Mapping(value)) == reference.canonical_json(value)
+
+
+@pytest.mark.parametrize("size", [64 * 1024 - 1, 64 * 1024, 64 * 1024 + 1, 1 << 20])
+def test_large_strings(size: int) -> None:
+    text = ('plain text, "quoted"\n\ttabbed \x01 é 😀 ' * (size // 30 + 1))[:size]
+    for value in (text, Text(text)):
+        out = canonical_json(value)
+        assert out == reference.canonical_json(value)
+        assert digest(value) == "blake3:" + blake3.blake3(out).hexdigest()
+
+
+def test_large_strings_from_several_threads() -> None:
+    texts = [('é"\\\n' * 40_000) + str(i) for i in range(4)]
+    expected = [reference.canonical_json(t) for t in texts]
+    results: dict[int, list[bytes]] = {}
+
+    def work(i: int) -> None:
+        results[i] = [canonical_json(texts[i]) for _ in range(5)]
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(4):
+        assert results[i] == [expected[i]] * 5
+
+
+@pytest.mark.parametrize("size", [10, 100 * 1024])
+def test_lone_surrogates_are_refused_with_the_same_error_and_path(size: int) -> None:
+    text = "a" * size + "\ud800"
+    for value, path in ((text, "$"), ([text], "$[0]"), ({"k": text}, "$.k"), ({text: 1}, "$")):
+        with pytest.raises(InvalidStringError) as info:
+            canonical_json(value)
+        assert info.value.path == path
+        assert "lone surrogate" in str(info.value)

@@ -330,6 +330,10 @@ def test_a_hook_that_does_not_shrink_the_request_or_gives_up_raises() -> None:
     with pytest.raises(BudgetExceededError) as caught:
         same.run([USER], context=CTX)
     assert isinstance(caught.value.__cause__, BudgetExceededError)
+    assert caught.value.__notes__ == [
+        f"on_over_budget returned a conversation of {caught.value.count.total:,} tokens, not "
+        f"fewer than the {caught.value.count.total:,} it was given"
+    ]
     none = Loop(Backend(), counter=Words(), budget=budget, on_over_budget=lambda e: None)
     with pytest.raises(BudgetExceededError):
         none.run([USER], context=CTX)
@@ -350,9 +354,11 @@ def test_a_hook_gets_at_most_max_compactions_tries() -> None:
         budget=Budget(context_window=1),  # never fits
         on_over_budget=shave,
     )
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError) as caught:
         loop.run([dict(USER2, content=" ".join(["w"] * 40))])
     assert len(calls) == 3
+    # The refusal names the last conversation tried.
+    assert caught.value.messages == [dict(USER2, content=" ".join(["w"] * 25))]
     assert backend.requests == []
 
 

@@ -282,12 +282,21 @@ class Loop:
                     recount = self._checked_count(smaller, context)
                     assert recount is not None
                     if recount.total >= count.total:
-                        raise BudgetExceededError(
+                        refusal = BudgetExceededError(
                             error.budget, recount, "window", error.limit, recount.total, smaller
-                        ) from error
+                        )
+                        refusal.add_note(
+                            f"on_over_budget returned a conversation of {recount.total:,} "
+                            f"tokens, not fewer than the {count.total:,} it was given"
+                        )
+                        raise refusal from error
                     messages, count = smaller, recount
             else:
-                self.budget.check(count, self.spent())  # the last compaction's count
+                try:  # the last compaction's count: no more tries
+                    self.budget.check(count, self.spent())
+                except BudgetExceededError as error:
+                    error.messages = messages
+                    raise
         if self.session is not None:
             # The checks record_run makes again under its lock; another writer could still
             # append in between, but a run this process can tell is unrecordable is refused now.

@@ -114,19 +114,7 @@ def openai_chat_usage(response: Any) -> Usage | None:
     usage = _usage_of(response)
     if usage is None:
         return None
-    where = "response.usage"
-    prompt = _count(_member(usage, "prompt_tokens"), f"{where}.prompt_tokens", required=True)
-    assert prompt is not None
-    output = _count(
-        _member(usage, "completion_tokens"), f"{where}.completion_tokens", required=False
-    )
-    detail = f"{where}.prompt_tokens_details"
-    details = _object(_member(usage, "prompt_tokens_details"), detail)
-    cached = _count(_member(details, "cached_tokens"), f"{detail}.cached_tokens", required=False)
-    written = _count(
-        _member(details, "cache_write_tokens"), f"{detail}.cache_write_tokens", required=False
-    )
-    return _build(where, prompt, output, cached or 0, written or 0)
+    return _openai(usage, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
 
 
 def openai_responses_usage(response: Any) -> Usage | None:
@@ -142,12 +130,18 @@ def openai_responses_usage(response: Any) -> Usage | None:
     usage = _usage_of(response)
     if usage is None:
         return None
+    return _openai(usage, "input_tokens", "output_tokens", "input_tokens_details")
+
+
+def _openai(usage: Any, prompt_name: str, output_name: str, details_name: str) -> Usage:
+    """Both OpenAI APIs: the prompt count includes ``cached_tokens`` (and
+    ``cache_write_tokens``) of its details; they differ in the members' names."""
     where = "response.usage"
-    prompt = _count(_member(usage, "input_tokens"), f"{where}.input_tokens", required=True)
+    prompt = _count(_member(usage, prompt_name), f"{where}.{prompt_name}", required=True)
     assert prompt is not None
-    output = _count(_member(usage, "output_tokens"), f"{where}.output_tokens", required=False)
-    detail = f"{where}.input_tokens_details"
-    details = _object(_member(usage, "input_tokens_details"), detail)
+    output = _count(_member(usage, output_name), f"{where}.{output_name}", required=False)
+    detail = f"{where}.{details_name}"
+    details = _object(_member(usage, details_name), detail)
     cached = _count(_member(details, "cached_tokens"), f"{detail}.cached_tokens", required=False)
     written = _count(
         _member(details, "cache_write_tokens"), f"{detail}.cache_write_tokens", required=False

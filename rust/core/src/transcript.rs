@@ -488,16 +488,7 @@ impl Transcript {
         body.extend_from_slice(br#"{"digest":""#);
         body.extend_from_slice(digest.as_bytes());
         body.extend_from_slice(br#"","facts":["#);
-        for (i, (name, value)) in facts.iter().enumerate() {
-            if i > 0 {
-                body.push(b',');
-            }
-            body.push(b'[');
-            write_str(&mut body, name);
-            body.push(b',');
-            write_str(&mut body, value);
-            body.push(b']');
-        }
+        write_fact_pairs(&mut body, facts);
         body.extend_from_slice(br#"],"messages":"#);
         body.extend_from_slice(messages.to_string().as_bytes());
         body.extend_from_slice(br#","run":"#);
@@ -1130,16 +1121,7 @@ impl Transcript {
                 .sum::<usize>();
         let mut out = Vec::with_capacity(size + 64);
         out.extend_from_slice(b"{\"facts\":[");
-        for (i, (name, value)) in facts.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.push(b'[');
-            write_str(&mut out, name);
-            out.push(b',');
-            write_str(&mut out, value);
-            out.push(b']');
-        }
+        write_fact_pairs(&mut out, facts);
         for (key, position) in [
             (&b"],\"head\":["[..], Position::Head),
             (b"],\"tail\":[", Position::Tail),
@@ -1317,6 +1299,20 @@ fn parse_run(record: &Record, line: usize) -> Result<Envelope, TranscriptError> 
         facts,
         tokens,
     })
+}
+
+/// `[name,value],[name,value],…`: the facts as the record and the context document hold them.
+fn write_fact_pairs(out: &mut Vec<u8>, facts: &[(String, String)]) {
+    for (i, (name, value)) in facts.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'[');
+        write_str(out, name);
+        out.push(b',');
+        write_str(out, value);
+        out.push(b']');
+    }
 }
 
 fn check_members(

@@ -29,6 +29,7 @@ canonical JSON of the tool list), as a real provider's rendering does.
 
     python benches/bench_budget.py                  # both experiments
     python benches/bench_budget.py --requests 10    # a shorter conversation
+    python benches/bench_budget.py --instructions   # Loop.run's instructions (callgrind)
     pytest benches/bench_budget.py --benchmark-only # the Loop.run overhead group
 """
 
@@ -699,11 +700,67 @@ def report_overhead(name: str, counter: Callable[[str], int]) -> float:
     return diff
 
 
+INSTRUCTION_CALLS = 200
+INSTRUCTION_ROWS = {  # label: (counter, overhead_runs row)
+    "with counter (o200k_base) + budget": ("real", "with counter + budget"),
+    "with counter (len // 4) + budget": ("crude", "with counter + budget"),
+    "without counter or budget": ("none", "without"),
+}
+
+
+def _child(which: str, row: str, calls: int) -> None:
+    """Under callgrind: one warm-up call of the row, then ``calls`` more."""
+    counter = real_tokenizer().count if which == "real" else crude
+    call = overhead_runs(counter)[row]
+    call()
+    for _ in range(calls):
+        call()
+
+
+def instructions() -> None:
+    """Instructions per ``Loop.run`` under callgrind: a run with INSTRUCTION_CALLS calls less
+    one with none, divided by the calls, so that set-up and imports cancel out."""
+    import subprocess
+    import sys
+
+    def total(which: str, row: str, calls: int, out: Path) -> int:
+        valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+        subprocess.run(
+            [*valgrind, sys.executable, __file__, "--child", which, row, str(calls)],
+            check=True,
+            capture_output=True,
+        )
+        match = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.M)
+        assert match, f"no totals in {out}"
+        return int(match.group(1))
+
+    print(f"\nLoop.run, request {OVERHEAD_REQUEST}, instructions per call (callgrind)")
+    counts = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, (which, row) in INSTRUCTION_ROWS.items():
+            base = total(which, row, 0, Path(tmp) / "zero.out")
+            full = total(which, row, INSTRUCTION_CALLS, Path(tmp) / "full.out")
+            counts[label] = (full - base) // INSTRUCTION_CALLS
+    without = counts["without counter or budget"]
+    for label, count in counts.items():
+        print(f"  {label:<40} {count:>12,}  {count / without:6.2f}×  (+{count - without:,})")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=REQUESTS)
     parser.add_argument("--no-overhead", action="store_true")
+    parser.add_argument(
+        "--instructions", action="store_true", help="count Loop.run's instructions (valgrind)"
+    )
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child:
+        _child(args.child[0], args.child[1], int(args.child[2]))
+        return 0
+    if args.instructions:
+        instructions()
+        return 0
     real = real_tokenizer()
     print(f"tokenizer: {real.name}" + ("" if real.real else " -- NOT the real tokenizer"))
     if real.real:

@@ -39,6 +39,7 @@ import argparse
 import gzip
 import hashlib
 import json
+import os
 import random
 import re
 import statistics
@@ -86,15 +87,19 @@ def real_tokenizer() -> Tokenizer:
     the file: tiktoken checks the SHA-256 it expects of ``o200k_base.tiktoken`` and supplies
     the pattern and special tokens, so the counts are tiktoken's."""
     try:
-        import importlib.resources
+        import importlib.util
 
         import tiktoken
         import tiktoken.load
         from tiktoken_ext import openai_public
     except ImportError:
         return Tokenizer("stand-in (words and punctuation; no tiktoken)", False, _stand_in)
+    # The wheel's data file, found without importing bpe_openai (whose import warns).
+    package = importlib.util.find_spec("bpe_openai")
     try:
-        data = importlib.resources.files("bpe_openai.data").joinpath("o200k_base.tiktoken.gz")
+        if package is None or package.origin is None:
+            raise ImportError("bpe_openai")
+        data = Path(package.origin).parent / "data" / "o200k_base.tiktoken.gz"
         ranks_file = gzip.decompress(data.read_bytes())
     except (ImportError, OSError):
         return Tokenizer("stand-in (words and punctuation; no bpe-openai)", False, _stand_in)
@@ -107,11 +112,17 @@ def real_tokenizer() -> Tokenizer:
             return tiktoken.load.load_tiktoken_bpe(str(local), expected_hash=expected_hash)
 
         original = openai_public.load_tiktoken_bpe
+        cache = os.environ.get("TIKTOKEN_CACHE_DIR")
         openai_public.load_tiktoken_bpe = load  # type: ignore[assignment]
+        os.environ["TIKTOKEN_CACHE_DIR"] = ""  # read the file; copy nothing into tiktoken's cache
         try:
             spec = openai_public.o200k_base()  # ValueError if the hash is not tiktoken's
         finally:
             openai_public.load_tiktoken_bpe = original
+            if cache is None:
+                del os.environ["TIKTOKEN_CACHE_DIR"]
+            else:
+                os.environ["TIKTOKEN_CACHE_DIR"] = cache
     from runcontext.counters import tiktoken_counter
 
     encoding = tiktoken.Encoding(**spec)

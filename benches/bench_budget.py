@@ -526,7 +526,7 @@ def accuracy(
         session = Session.create(Path(tmp) / "t.jsonl", [turns[0].user])
         loop = Loop(
             lambda body: client.chat.completions.create(model=MODEL, messages=body, tools=TOOLS),
-            session,  # the loop calibrates when it records the run (see the report)
+            session,  # the transcript the accuracy figures can be checked against
             counter=counter,
             model=MODEL,
             tools=TOOLS,
@@ -657,11 +657,9 @@ def overhead_runs(counter: Callable[[str], int]) -> dict[str, Callable[[], objec
             shapes[key][:] = prefixes
 
     def with_counting() -> object:
-        outcome = counted.run(messages, context=ctx)
-        # What the loop does when it records the run (it calibrates there; no session here).
+        outcome = counted.run(messages, context=ctx)  # which calibrates from its usage
         assert outcome.count is not None and outcome.usage is not None
         assert outcome.count.quality == "calibrated"
-        requests.calibrate(outcome.count, outcome.usage)
         restore()
         return outcome
 

@@ -480,3 +480,37 @@ def test_the_loop_reads_billing_from_the_sdk_response_and_calibrates(
         "cache_read": 0,
         "cache_write": 0,
     }
+
+
+def test_a_loop_without_a_session_calibrates_and_counts_what_it_spent() -> None:
+    from runcontext.adapters.replies import openai_chat_reply
+
+    completion = {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 500, "completion_tokens": 1, "total_tokens": 501},
+    }
+    backend = Backend()
+
+    def answer(body: Any) -> dict[str, Any]:
+        backend(body)
+        return completion
+
+    budget = Budget(context_window=10_000, max_session_input=600)
+    loop = Loop(answer, counter=Words(), model="m", reply=openai_chat_reply, budget=budget)
+    first = loop.run([USER], context=CTX)
+    assert first.usage == Usage(input=500, output=1)
+    assert loop.spent().input == 500
+    following = [*first.messages, USER2]
+    count = loop.count_request(following, CTX)
+    assert count is not None and count.quality == "calibrated"
+    assert count.total == 500 + message_words(first.reply) + message_words(USER2)
+    # 500 spent + the next request's count exceeds the session's 600: refused, not sent.
+    with pytest.raises(BudgetExceededError, match="max_session_input"):
+        loop.run(following, context=CTX)
+    assert len(backend.requests) == 1

@@ -189,14 +189,12 @@ class Loop:
                 response.close()  # never awaited: close it rather than leak a warning
             raise TypeError("the backend returned an awaitable; use `await loop.arun(...)`")
         answered = self._answered(response)
+        tokens = self._tokens(prepared, answered)  # calibrates and accounts, session or not
         run = None
         if self.session is not None:
             try:
                 run = self.session.record_run(
-                    prepared.messages,
-                    prepared.context,
-                    answered.reply,
-                    tokens=self._tokens(prepared, answered),
+                    prepared.messages, prepared.context, answered.reply, tokens=tokens
                 )
             except Exception as error:
                 raise _not_recorded(self.session, prepared, answered, error) from error
@@ -217,6 +215,7 @@ class Loop:
         if inspect.isawaitable(response):
             response = await response
         answered = self._answered(response)
+        tokens = self._tokens(prepared, answered)  # calibrates and accounts, session or not
         run = None
         if self.session is not None:
             try:
@@ -225,7 +224,7 @@ class Loop:
                     prepared.messages,
                     prepared.context,
                     answered.reply,
-                    tokens=self._tokens(prepared, answered),
+                    tokens=tokens,
                 )
             except Exception as error:
                 raise _not_recorded(self.session, prepared, answered, error) from error

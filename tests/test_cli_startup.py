@@ -120,3 +120,38 @@ def test_show_imports_no_asyncio_subprocess_or_platform(tmp_path: Path) -> None:
     imported = _new_modules(code, str(tmp_path))
     assert "runcontext.cli.show" in imported
     assert not imported & {"asyncio", "subprocess", "platform", "concurrent.futures", "json"}
+
+
+def test_the_coroutine_check_agrees_with_inspect() -> None:
+    # What the builder asks of each provider's collect, without importing inspect.
+    import functools
+    import inspect
+
+    from runcontext.providers._workers import is_coroutine_function
+
+    class Provider:
+        def collect(self, deadline: float) -> None: ...
+
+        async def acollect(self, deadline: float) -> None: ...
+
+        @staticmethod
+        async def static(deadline: float) -> None: ...
+
+        def __call__(self, deadline: float) -> None: ...
+
+    def marked(deadline: float) -> object: ...
+
+    if hasattr(inspect, "markcoroutinefunction"):  # Python 3.12+
+        inspect.markcoroutinefunction(marked)
+    else:  # what the builder must leave to inspect: any marked function
+        marked._is_coroutine_marker = True  # type: ignore[attr-defined]
+
+    async def plain(deadline: float) -> None: ...
+
+    provider = Provider()
+    for candidate in (
+        provider.collect, provider.acollect, provider.static, Provider.acollect, plain, marked,
+        functools.partial(plain), functools.partial(provider.collect), provider, len, None,
+    ):  # fmt: skip
+        assert is_coroutine_function(candidate) == inspect.iscoroutinefunction(candidate)
+    assert is_coroutine_function(plain) and is_coroutine_function(provider.static)

@@ -26,7 +26,7 @@ import threading
 import time
 import types
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeGuard
 
 from runcontext.providers.base import Contribution, Provider
 
@@ -329,7 +329,7 @@ def is_coroutine_function(function: object) -> bool:
     return inspect.iscoroutinefunction(function)
 
 
-def _is_awaitable(value: object) -> bool:
+def _is_awaitable(value: object) -> TypeGuard[Awaitable[object]]:
     """``inspect.isawaitable(value)``; ``None`` and a Contribution, what a plain collect
     returns, without importing ``inspect``."""
     if value is None or type(value) is Contribution:

@@ -181,7 +181,10 @@ from runcontext.providers import redact
 with contextlib.redirect_stdout(io.StringIO()):
     main(['show', sys.argv[1]])
 lazy = [n for n, v in vars(redact).items() if isinstance(v, redact._Lazy)]
-print("LAZY:", " ".join(n for n in lazy if "_compiled" not in vars(vars(redact)[n])))
+lazy += [f"_KEY_SCANS_BYTES[{i}]" for i, v in enumerate(redact._KEY_SCANS_BYTES)
+    if "_compiled" not in vars(v)]
+print("LAZY:", " ".join(n for n in lazy if n not in vars(redact) or "_compiled" not in
+    vars(vars(redact)[n])))
 print("NEW: x")
 """
     result = subprocess.run(
@@ -192,3 +195,6 @@ print("NEW: x")
     # (The separated tokens' alternation may be needed: a path such as pytest's tmp_path,
     # `…/test_redaction_of_…`, holds a candidate.)
     assert {"_PLACEHOLDER", "_CODE", "_PHRASE", "_DOUBLE", "_RUN", "_RAILS_HEX"} <= still_lazy
+    # A scan whose first literal (`-----BEGIN`, `://`, a key word) is not in the text is
+    # skipped, and not compiled either.
+    assert {"_PEM", "_URL", *(f"_KEY_SCANS_BYTES[{i}]" for i in range(4))} <= still_lazy

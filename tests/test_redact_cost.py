@@ -175,3 +175,20 @@ def test_64_kib_of_each_shape_finishes() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert result.stdout.strip() == "done"
+
+
+def test_a_scan_skipped_for_a_text_without_its_literal_starts_with_that_literal() -> None:
+    # find_secrets skips a scan when the literal it starts with is absent from the text.
+    def literal_prefix(pattern: str | bytes) -> str:
+        parsed = sre_parse.parse(pattern if isinstance(pattern, str) else pattern.decode())
+        prefix = ""
+        for op, argument in parsed:
+            if op != sre_constants.LITERAL:
+                break
+            prefix += chr(argument)
+        return prefix
+
+    assert literal_prefix(module._PEM.pattern).startswith("-----BEGIN")
+    assert literal_prefix(module._URL.pattern).startswith("://")
+    for word, scan in zip(module._KEY_WORDS, module._KEY_SCANS_BYTES, strict=True):
+        assert word and literal_prefix(scan.pattern).startswith(word.decode())

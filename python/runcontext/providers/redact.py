@@ -147,7 +147,7 @@ _UNSEPARATED: tuple[tuple[str, str], ...] = (
     ("azure-sas-key", r"SharedAccessKey=(?P<secret>[A-Za-z0-9+/]{43}=)"),
     ("sendgrid-key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
 )
-_PEM = re.compile(
+_PEM = _lazy(
     r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
     # Encrypted PEM header lines, then chunks of base64 separated by real newlines, JSON's
     # escaped `\n`, or spaces (a key pasted on one line). Anything else (prose, "...") ends
@@ -159,7 +159,7 @@ _PEM = re.compile(
 )
 # After `://`: a Slack or Discord webhook, or `user:password@` (the user may be empty:
 # `redis://:pw@host`). One scan, starting with the literal `://`.
-_URL = re.compile(
+_URL = _lazy(
     r"://(?:hooks\.slack\.com/(?:services|workflows|triggers)/(?P<slack>[A-Za-z0-9_/+-]{20,}+)"
     r"|(?:canary\.|ptb\.)?discord(?:app)?\.com/api/webhooks/(?P<discord>[0-9]{17,20}/[A-Za-z0-9_-]{60,68})"
     r"|[^\s/:@`'\"<>]{0,256}+:(?P<secret>[^\s@`'\"<>]{1,256}+)@)"
@@ -247,7 +247,16 @@ _KEY_SCANS = (
     _lazy(r"key" + _SUFFIX + _OPERATOR),
     _lazy(r"token" + _SUFFIX + _OPERATOR),
 )
-_KEY_SCANS_BYTES = tuple(re.compile(scan.pattern.encode()) for scan in _KEY_SCANS)
+_KEY_SCANS_BYTES = tuple(_lazy_bytes(scan.pattern.encode()) for scan in _KEY_SCANS)
+# The literal each key scan starts with: a text without it has no match, and the scan is
+# skipped (it is then not even compiled). The same holds for `-----BEGIN` (_PEM) and `://`
+# (_URL).
+_KEY_WORDS = tuple(
+    scan.pattern[
+        : len(scan.pattern) - len(scan.pattern.lstrip("abcdefghijklmnopqrstuvwxyz"))
+    ].encode()
+    for scan in _KEY_SCANS
+)
 _WORD_BEFORE = {
     ord("k"): _lazy_bytes(rb"(?:api|access|private)[ _-]?$"),
     ord("t"): _lazy_bytes(rb"(?:access|auth)[ _-]?$"),
@@ -415,6 +424,8 @@ def _find_unseparated(text: str, out: list[Secret]) -> None:
 
 
 def _find_pem(text: str, out: list[Secret]) -> None:
+    if "-----BEGIN" not in text:
+        return
     for match in _PEM.finditer(text):
         # A key's first line is 64 characters of base64 (or the whole key on one line);
         # "-----BEGIN PRIVATE KEY-----" named in prose is followed by words, or nothing.
@@ -426,6 +437,8 @@ def _find_pem(text: str, out: list[Secret]) -> None:
 
 
 def _find_urls(text: str, out: list[Secret], values: list[Secret]) -> None:
+    if "://" not in text:
+        return
     covered = 0
     for match in _URL.finditer(text):
         if match.group("secret") is None:
@@ -476,7 +489,9 @@ def _keys(text: str) -> list[_Key]:
     ascii_only = text.isascii()
     lowered = text.encode("utf-8", "surrogatepass").lower()
     found: list[tuple[int, int, str, bool]] = []
-    for scan in _KEY_SCANS_BYTES:
+    for word, scan in zip(_KEY_WORDS, _KEY_SCANS_BYTES, strict=True):
+        if word not in lowered:
+            continue
         for key in scan.finditer(lowered):
             start = key.start()
             before = _WORD_BEFORE.get(lowered[start])

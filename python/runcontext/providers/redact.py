@@ -63,8 +63,9 @@ class _Lazy:
     Compiling the patterns is most of what importing this module costs (``runcontext show``
     starts in the time of its imports, issue 13), and most of them only check a candidate
     the scans found: a text without one never needs them. ``pattern`` is the source, as
-    ``re.Pattern.pattern``, without compiling; any other attribute compiles the pattern
-    and is then kept on the instance, so later uses cost a plain attribute lookup.
+    ``re.Pattern.pattern``, without compiling; any other attribute compiles the pattern,
+    which then takes the lazy one's place in the module's globals and dicts (so the hot
+    paths call the compiled pattern itself) and is kept on the instance for the tuples.
     """
 
     def __init__(self, pattern: str | bytes) -> None:
@@ -75,6 +76,13 @@ class _Lazy:
         compiled: re.Pattern[Any] | None = self.__dict__.get("_compiled")
         if compiled is None:
             compiled = self.__dict__["_compiled"] = re.compile(self.pattern)
+            for name, value in list(globals().items()):
+                if value is self:
+                    globals()[name] = compiled
+                elif type(value) is dict:
+                    for key, item in value.items():
+                        if item is self:
+                            value[key] = compiled
         return compiled
 
     def __getattr__(self, name: str) -> object:
@@ -489,8 +497,8 @@ def _keys(text: str) -> list[_Key]:
     ascii_only = text.isascii()
     lowered = text.encode("utf-8", "surrogatepass").lower()
     found: list[tuple[int, int, str, bool]] = []
-    for word, scan in zip(_KEY_WORDS, _KEY_SCANS_BYTES, strict=True):
-        if word not in lowered:
+    for index, (literal, scan) in enumerate(zip(_KEY_WORDS, _KEY_SCANS_BYTES, strict=True)):
+        if literal not in lowered:
             continue
         for key in scan.finditer(lowered):
             start = key.start()
@@ -500,7 +508,7 @@ def _keys(text: str) -> list[_Key]:
                 if word is None:
                     continue
                 start = word.start()
-            rails = scan is _KEY_SCANS_BYTES[1] and key.group("base") is not None
+            rails = index == 1 and key.group("base") is not None  # the `secret` scan
             found.append((start, key.end(), key.group("op").decode(), rails))
     if ascii_only:
         return sorted(_Key(*entry) for entry in found)

@@ -120,3 +120,81 @@ def test_show_imports_no_asyncio_subprocess_or_platform(tmp_path: Path) -> None:
     imported = _new_modules(code, str(tmp_path))
     assert "runcontext.cli.show" in imported
     assert not imported & {"asyncio", "subprocess", "platform", "concurrent.futures", "json"}
+
+
+def test_the_coroutine_check_agrees_with_inspect() -> None:
+    # What the builder asks of each provider's collect, without importing inspect.
+    import functools
+    import inspect
+
+    from runcontext.providers._workers import is_coroutine_function
+
+    class Provider:
+        def collect(self, deadline: float) -> None: ...
+
+        async def acollect(self, deadline: float) -> None: ...
+
+        @staticmethod
+        async def static(deadline: float) -> None: ...
+
+        def __call__(self, deadline: float) -> None: ...
+
+    def marked(deadline: float) -> object: ...
+
+    if hasattr(inspect, "markcoroutinefunction"):  # Python 3.12+
+        inspect.markcoroutinefunction(marked)
+    else:  # what the builder must leave to inspect: any marked function
+        marked._is_coroutine_marker = True  # type: ignore[attr-defined]
+
+    async def plain(deadline: float) -> None: ...
+
+    provider = Provider()
+    for candidate in (
+        provider.collect, provider.acollect, provider.static, Provider.acollect, plain, marked,
+        functools.partial(plain), functools.partial(provider.collect), provider, len, None,
+    ):  # fmt: skip
+        assert is_coroutine_function(candidate) == inspect.iscoroutinefunction(candidate)
+    assert is_coroutine_function(plain) and is_coroutine_function(provider.static)
+
+
+def test_show_imports_neither_inspect_nor_dataclasses(tmp_path: Path) -> None:
+    # dataclasses imports inspect, and inspect ast, dis and tokenize: the records the
+    # providers return are written out by hand, and the builder asks inspect only about a
+    # collect that is not a plain function or method (runcontext.providers._records).
+    (tmp_path / "AGENTS.md").write_text("# Notes\n\nRun `make test` before a commit.\n")
+    code = (
+        "import io, contextlib\nfrom runcontext.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    main(['show', sys.argv[1]])"
+    )
+    imported = _new_modules(code, str(tmp_path))
+    assert "runcontext.providers.builder" in imported
+    assert not imported & {"inspect", "dataclasses", "ast", "dis", "tokenize"}
+
+
+def test_redaction_of_plain_text_compiles_only_the_scans(tmp_path: Path) -> None:
+    # The patterns that check a candidate are compiled when a scan first finds one.
+    (tmp_path / "AGENTS.md").write_text("# Notes\n\nRun `make test` before a commit.\n")
+    code = """
+import io, contextlib, re, sys
+from runcontext.cli import main
+from runcontext.providers import redact
+with contextlib.redirect_stdout(io.StringIO()):
+    main(['show', sys.argv[1]])
+lazy = [n for n, v in vars(redact).items() if isinstance(v, redact._Lazy)]
+lazy += [f"_KEY_SCANS_BYTES[{i}]" for i, v in enumerate(redact._KEY_SCANS_BYTES)
+    if "_compiled" not in vars(v)]
+print("LAZY:", " ".join(n for n in lazy if n not in vars(redact) or "_compiled" not in
+    vars(vars(redact)[n])))
+print("NEW: x")
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    line = next(line for line in result.stdout.splitlines() if line.startswith("LAZY:"))
+    still_lazy = set(line.split()[1:])
+    # (The separated tokens' alternation may be needed: a path such as pytest's tmp_path,
+    # `…/test_redaction_of_…`, holds a candidate.)
+    assert {"_PLACEHOLDER", "_CODE", "_PHRASE", "_DOUBLE", "_RUN", "_RAILS_HEX"} <= still_lazy
+    # A scan whose first literal (`-----BEGIN`, `://`, a key word) is not in the text is
+    # skipped, and not compiled either.
+    assert {"_PEM", "_URL", *(f"_KEY_SCANS_BYTES[{i}]" for i in range(4))} <= still_lazy

@@ -29,7 +29,10 @@ from runcontext.providers.redact import redact
 
 
 def compiled(name: str, value: object) -> Iterator[tuple[str, re.Pattern[str]]]:
-    """Every compiled pattern in a module attribute, however nested in tuples and dicts."""
+    """Every pattern in a module attribute, however nested in tuples and dicts; a pattern
+    the module compiles on first use is compiled here, so every one is checked."""
+    if isinstance(value, module._Lazy):
+        value = value.compiled()
     if isinstance(value, re.Pattern):
         yield name, value
     elif isinstance(value, tuple | list):
@@ -66,6 +69,15 @@ def unbounded_greedy(parsed: Any) -> Iterator[str]:
 
 def test_the_patterns_are_found() -> None:
     assert len(PATTERNS) >= 60 and "_KEY_SCANS[0]" in PATTERNS and "_PEM" in PATTERNS
+    assert "_SEPARATED_KINDS[0][1]" in PATTERNS and "_WORD_BEFORE[107]" in PATTERNS
+
+
+def test_a_lazy_pattern_is_the_pattern_it_stands_for() -> None:
+    # Compiled on first use, with the same source and the same matches as re.compile's.
+    lazy = module._Lazy(r"ab++c")
+    assert "_compiled" not in vars(lazy) and lazy.pattern == "ab++c"
+    assert lazy.fullmatch("abbc") is not None and lazy.search("xabc").span() == (1, 4)
+    assert lazy.compiled() is re.compile(r"ab++c") and lazy.groupindex == {}
 
 
 @pytest.mark.parametrize("name", sorted(PATTERNS))
@@ -163,3 +175,20 @@ def test_64_kib_of_each_shape_finishes() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert result.stdout.strip() == "done"
+
+
+def test_a_scan_skipped_for_a_text_without_its_literal_starts_with_that_literal() -> None:
+    # find_secrets skips a scan when the literal it starts with is absent from the text.
+    def literal_prefix(pattern: str | bytes) -> str:
+        parsed = sre_parse.parse(pattern if isinstance(pattern, str) else pattern.decode())
+        prefix = ""
+        for op, argument in parsed:
+            if op != sre_constants.LITERAL:
+                break
+            prefix += chr(argument)
+        return prefix
+
+    assert literal_prefix(module._PEM.pattern).startswith("-----BEGIN")
+    assert literal_prefix(module._URL.pattern).startswith("://")
+    for word, scan in zip(module._KEY_WORDS, module._KEY_SCANS_BYTES, strict=True):
+        assert word and literal_prefix(scan.pattern).startswith(word.decode())

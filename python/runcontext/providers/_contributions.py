@@ -23,7 +23,6 @@ import itertools
 import re
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from runcontext._core import RunContext
@@ -45,21 +44,47 @@ FIELDS = (("facts", "fact"), ("head", "head section"), ("tail", "tail section"))
 _Unchecked = list[Any]
 
 
-@dataclass(frozen=True, slots=True)
-class Text:
+class _Record:
+    """Plain records, compared and shown by their fields (no ``dataclasses``: see
+    runcontext.providers._records); never changed after ``__init__``, by convention."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            assert isinstance(other, _Record)
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__qualname__}({fields})"
+
+
+class Text(_Record):
     """A checked text: ``raw`` as the provider gave it, ``redacted`` when already computed.
 
     ``found`` counts the secrets ``redacted`` replaced, by kind. For a diagnostic message,
     ``raw`` is the collapsed window the message is cut from.
     """
 
-    raw: str
-    redacted: str | None = None
-    found: tuple[tuple[str, int], ...] = ()
+    __slots__ = ("raw", "redacted", "found")  # noqa: RUF023 (the fields in order)
+
+    def __init__(
+        self, raw: str, redacted: str | None = None, found: tuple[tuple[str, int], ...] = ()
+    ) -> None:
+        self.raw = raw
+        self.redacted = redacted
+        self.found = found
 
 
-@dataclass(frozen=True, slots=True)
-class Checked:
+class Checked(_Record):
     """What one collect came to, as plain data the caller's thread can assemble at once.
 
     ``failure`` is ``(kind, message)`` when the contribution is left out; ``notes`` are the
@@ -69,11 +94,21 @@ class Checked:
     bound it was read under.
     """
 
-    bound: int
-    failure: tuple[str, Text] | None = None
-    notes: tuple[tuple[str, Text], ...] = ()
-    entries: tuple[tuple[int, str, Text], ...] = ()
-    size: int = 0
+    __slots__ = ("bound", "failure", "notes", "entries", "size")  # noqa: RUF023 (the fields in order)
+
+    def __init__(
+        self,
+        bound: int,
+        failure: tuple[str, Text] | None = None,
+        notes: tuple[tuple[str, Text], ...] = (),
+        entries: tuple[tuple[int, str, Text], ...] = (),
+        size: int = 0,
+    ) -> None:
+        self.bound = bound
+        self.failure = failure
+        self.notes = notes
+        self.entries = entries
+        self.size = size
 
 
 class _TooLarge(Exception):

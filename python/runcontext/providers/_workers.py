@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import inspect
 import os
 import queue
 import threading
 import time
+import types
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeGuard
 
-from runcontext.providers.base import Provider
+from runcontext.providers.base import Contribution, Provider
 
 if TYPE_CHECKING:  # at run time asyncio is imported by the functions that use it
     import asyncio
@@ -309,11 +309,41 @@ async def _bounded(awaitable: Awaitable[object], deadline: float) -> object:
     return task.result()
 
 
+_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE: the code object of an `async def`
+
+
+def is_coroutine_function(function: object) -> bool:
+    """``inspect.iscoroutinefunction(function)``, without importing ``inspect`` (and the
+    ast, dis and tokenize modules it imports: a third of ``runcontext show``'s start-up)
+    for what a provider's ``collect`` almost always is, a plain function or method of one.
+
+    For those the answer is the code object's coroutine flag, as ``inspect`` reads it, unless
+    the function carries the mark of ``inspect.markcoroutinefunction``: anything else
+    (a partial, a marked function, a callable object) is left to ``inspect`` itself.
+    """
+    plain = function.__func__ if type(function) is types.MethodType else function
+    if type(plain) is types.FunctionType and not hasattr(plain, "_is_coroutine_marker"):
+        return bool(plain.__code__.co_flags & _CO_COROUTINE)
+    import inspect
+
+    return inspect.iscoroutinefunction(function)
+
+
+def _is_awaitable(value: object) -> TypeGuard[Awaitable[object]]:
+    """``inspect.isawaitable(value)``; ``None`` and a Contribution, what a plain collect
+    returns, without importing ``inspect``."""
+    if value is None or type(value) is Contribution:
+        return False
+    import inspect
+
+    return inspect.isawaitable(value)
+
+
 def _call(provider: Provider, deadline: float) -> Outcome | None:
     """Run ``collect`` to completion in this (worker) thread; never raises."""
     try:
         result: object = provider.collect(deadline)
-        if inspect.isawaitable(result):
+        if _is_awaitable(result):
             import asyncio  # only for an async provider: `runcontext show` starts without it
 
             # An async provider under collect_all(): a private loop, cancelled at the deadline.

@@ -11,15 +11,19 @@ provider raises, returns or fails to return in time, the builder turns into a
 from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass
-from typing import NamedTuple, Protocol, runtime_checkable
+from reprlib import recursive_repr
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, runtime_checkable
+
+from runcontext.providers._records import DataclassAttribute, frozen
+
+if TYPE_CHECKING:
+    from dataclasses import Field
 
 __all__ = ["Contribution", "Diagnostic", "Pairs", "Provider"]
 
 Pairs = Sequence[tuple[str, str | None]]
 
 
-@dataclass(frozen=True, slots=True)
 class Contribution:
     """What one provider adds to a run.
 
@@ -30,10 +34,65 @@ class Contribution:
     provider wants the caller to see, e.g. ``("truncated", "...")``; they never fail the run.
     """
 
-    facts: Pairs = ()
-    head: Pairs = ()
-    tail: Pairs = ()
-    diagnostics: Sequence[tuple[str, str]] = ()
+    # Written out as @dataclass(frozen=True, slots=True) would generate it (same methods,
+    # pickles and dataclasses.fields): see runcontext.providers._records for why.
+    __slots__ = ("facts", "head", "tail", "diagnostics")  # noqa: RUF023 (the fields in order)
+    __match_args__ = ("facts", "head", "tail", "diagnostics")
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]] = DataclassAttribute(
+        "__dataclass_fields__"
+    )  # type: ignore[assignment]
+    __dataclass_params__: ClassVar[Any] = DataclassAttribute("__dataclass_params__")
+
+    facts: Pairs
+    head: Pairs
+    tail: Pairs
+    diagnostics: Sequence[tuple[str, str]]
+
+    def __init__(
+        self,
+        facts: Pairs = (),
+        head: Pairs = (),
+        tail: Pairs = (),
+        diagnostics: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        object.__setattr__(self, "facts", facts)
+        object.__setattr__(self, "head", head)
+        object.__setattr__(self, "tail", tail)
+        object.__setattr__(self, "diagnostics", diagnostics)
+
+    @recursive_repr()
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(facts={self.facts!r}, head={self.head!r}, "
+            f"tail={self.tail!r}, diagnostics={self.diagnostics!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            assert isinstance(other, Contribution)
+            return (self.facts, self.head, self.tail, self.diagnostics) == (
+                other.facts,
+                other.head,
+                other.tail,
+                other.diagnostics,
+            )
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.facts, self.head, self.tail, self.diagnostics))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        frozen(self, name)
+
+    def __delattr__(self, name: str) -> None:
+        frozen(self, name, "delete")
+
+    def __getstate__(self) -> list[object]:
+        return [self.facts, self.head, self.tail, self.diagnostics]
+
+    def __setstate__(self, state: list[object]) -> None:
+        for name, value in zip(self.__slots__, state, strict=False):
+            object.__setattr__(self, name, value)
 
 
 class Diagnostic(NamedTuple):

@@ -16,8 +16,9 @@ import os
 import re
 import stat
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from reprlib import recursive_repr
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from runcontext.providers._files import (
     NotRegularFileError,
@@ -26,7 +27,11 @@ from runcontext.providers._files import (
     open_regular,
     read_regular,
 )
+from runcontext.providers._records import DataclassAttribute, frozen
 from runcontext.providers.base import Contribution
+
+if TYPE_CHECKING:
+    from dataclasses import Field
 
 __all__ = [
     "PACKED_REFS_BUDGET",
@@ -55,7 +60,6 @@ class GitReadError(Exception):
     """A repository whose files cannot be read as git writes them (the message says which)."""
 
 
-@dataclass(frozen=True, slots=True)
 class Repository:
     """Where a working tree's git files are.
 
@@ -63,17 +67,100 @@ class Repository:
     linked worktree, ``.git/worktrees/<name>``), ``common_dir`` holds the shared refs.
     """
 
+    # @dataclass(frozen=True, slots=True) written out: see runcontext.providers._records.
+    __slots__ = ("root", "git_dir", "common_dir")  # noqa: RUF023 (the fields in order)
+    __match_args__ = ("root", "git_dir", "common_dir")
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]] = DataclassAttribute(
+        "__dataclass_fields__"
+    )  # type: ignore[assignment]
+    __dataclass_params__: ClassVar[Any] = DataclassAttribute("__dataclass_params__")
+
     root: Path
     git_dir: Path
     common_dir: Path
 
+    def __init__(self, root: Path, git_dir: Path, common_dir: Path) -> None:
+        object.__setattr__(self, "root", root)
+        object.__setattr__(self, "git_dir", git_dir)
+        object.__setattr__(self, "common_dir", common_dir)
 
-@dataclass(frozen=True, slots=True)
+    @recursive_repr()
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(root={self.root!r}, git_dir={self.git_dir!r}, "
+            f"common_dir={self.common_dir!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            assert isinstance(other, Repository)
+            return (self.root, self.git_dir, self.common_dir) == (
+                other.root,
+                other.git_dir,
+                other.common_dir,
+            )
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.root, self.git_dir, self.common_dir))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        frozen(self, name)
+
+    def __delattr__(self, name: str) -> None:
+        frozen(self, name, "delete")
+
+    def __getstate__(self) -> list[object]:
+        return [self.root, self.git_dir, self.common_dir]
+
+    def __setstate__(self, state: list[object]) -> None:
+        for name, value in zip(self.__slots__, state, strict=False):
+            object.__setattr__(self, name, value)
+
+
 class Head:
     """What HEAD says: ``branch`` is ``None`` when detached; ``commit`` ``None`` when unborn."""
 
+    # @dataclass(frozen=True, slots=True) written out: see runcontext.providers._records.
+    __slots__ = ("branch", "commit")
+    __match_args__ = ("branch", "commit")
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]] = DataclassAttribute(
+        "__dataclass_fields__"
+    )  # type: ignore[assignment]
+    __dataclass_params__: ClassVar[Any] = DataclassAttribute("__dataclass_params__")
+
     branch: str | None
     commit: str | None
+
+    def __init__(self, branch: str | None, commit: str | None) -> None:
+        object.__setattr__(self, "branch", branch)
+        object.__setattr__(self, "commit", commit)
+
+    @recursive_repr()
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(branch={self.branch!r}, commit={self.commit!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            assert isinstance(other, Head)
+            return (self.branch, self.commit) == (other.branch, other.commit)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.branch, self.commit))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        frozen(self, name)
+
+    def __delattr__(self, name: str) -> None:
+        frozen(self, name, "delete")
+
+    def __getstate__(self) -> list[object]:
+        return [self.branch, self.commit]
+
+    def __setstate__(self, state: list[object]) -> None:
+        for name, value in zip(self.__slots__, state, strict=False):
+            object.__setattr__(self, name, value)
 
 
 def _read_small(path: Path) -> bytes | None:

@@ -559,19 +559,10 @@ const PAIRS: [[u8; 2]; 100] = {
 /// UTF-8 byte order equals code point order, which differs from UTF-16 order only where a
 /// character above U+FFFF (a surrogate pair, 0xD800..) meets one in U+E000–U+FFFF; so the
 /// bytes decide, except for that pair of cases at the first differing byte.
-///
-/// Inlined with a look at the first bytes alone first: the keys of small objects (`role`,
-/// `content`) mostly differ there, and sorting them was a tenth of a chat transcript's
-/// instructions with a call per comparison.
-#[inline]
 pub fn cmp_keys(a: &str, b: &str) -> Ordering {
     let (ab, bb) = (a.as_bytes(), b.as_bytes());
-    let i = match (ab.first(), bb.first()) {
-        (Some(x), Some(y)) if x != y => 0,
-        _ => match first_difference(ab, bb) {
-            Some(i) => i,
-            None => return ab.len().cmp(&bb.len()),
-        },
+    let Some(i) = first_difference(ab, bb) else {
+        return ab.len().cmp(&bb.len());
     };
     // A continuation byte differs only inside characters with the same lead byte, whose
     // order bytes get right. Lead bytes 0xEE/0xEF start U+E000–U+FFFF (one UTF-16 unit
@@ -703,36 +694,54 @@ pub fn write_object<O: Output, V>(
     mut write_member: impl FnMut(&mut O, &V, usize) -> Result<(), CanonicalError>,
 ) -> Result<(), CanonicalError> {
     enter(depth)?;
-    let mut write = |out: &mut O, i: usize, (key, value): &(&str, V)| {
+    if members.len() >= PREFIX_SORT_FROM {
+        if let Some(order) = prefix_order(members) {
+            return write_in_order(out, members, &order, depth, write_member);
+        }
+    }
+    sort_members(members)?;
+    out.push(b'{');
+    for (i, (key, value)) in members.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
         write_str(out, key);
         out.push(b':');
-        write_member(out, value, depth + 1).map_err(|e| e.in_key(key))
-    };
-    if members.len() >= PREFIX_SORT_FROM {
-        if let Some(order) = prefix_order(members) {
-            if let Some(w) = order.windows(2).find(|w| {
-                (w[0].hi, w[0].lo) == (w[1].hi, w[1].lo)
-                    && members[w[0].index as usize].0 == members[w[1].index as usize].0
-            }) {
-                return Err(CanonicalError::new(CanonicalErrorKind::DuplicateKey(
-                    members[w[0].index as usize].0.to_owned(),
-                )));
-            }
-            out.push(b'{');
-            for (i, entry) in order.iter().enumerate() {
-                write(out, i, &members[entry.index as usize])?;
-            }
-            out.push(b'}');
-            return Ok(());
-        }
+        write_member(out, value, depth + 1).map_err(|e| e.in_key(key))?;
     }
-    sort_members(members)?;
+    out.push(b'}');
+    Ok(())
+}
+
+/// [`write_object`] for members sorted by [`prefix_order`]: duplicates refused (the first
+/// in canonical order named, as [`sort_members`] names it), then the members in `order`.
+/// Kept out of line so that the loop of small objects stays as it was.
+#[inline(never)]
+fn write_in_order<O: Output, V>(
+    out: &mut O,
+    members: &[(&str, V)],
+    order: &[PrefixEntry],
+    depth: usize,
+    mut write_member: impl FnMut(&mut O, &V, usize) -> Result<(), CanonicalError>,
+) -> Result<(), CanonicalError> {
+    let key = |entry: &PrefixEntry| members[entry.index as usize].0;
+    if let Some(w) = order
+        .windows(2)
+        .find(|w| (w[0].hi, w[0].lo) == (w[1].hi, w[1].lo) && key(&w[0]) == key(&w[1]))
+    {
+        return Err(CanonicalError::new(CanonicalErrorKind::DuplicateKey(
+            key(&w[0]).to_owned(),
+        )));
+    }
     out.push(b'{');
-    for (i, member) in members.iter().enumerate() {
-        write(out, i, member)?;
+    for (i, entry) in order.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        let (key, value) = &members[entry.index as usize];
+        write_str(out, key);
+        out.push(b':');
+        write_member(out, value, depth + 1).map_err(|e| e.in_key(key))?;
     }
     out.push(b'}');
     Ok(())

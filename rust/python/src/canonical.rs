@@ -420,7 +420,7 @@ extern "C" {
 /// `bytes` object it returns, so a large output is neither copied nor held in a second
 /// buffer (issue 13: copying a kept buffer into a new `bytes` was a third of the time of a
 /// large string, and more of its instructions), and a small one costs one `bytes` of its
-/// exact size. The `bytes` grows fourfold at a time, by `_PyBytes_Resize` (a `realloc`).
+/// exact size. The `bytes` grows as a `Vec` does, by `_PyBytes_Resize` (a `realloc`).
 ///
 /// Until [`BytesOut::finish`] the object is referenced only by this struct (a new object,
 /// reference count 1, not tracked by the collector). Every method runs with the GIL held.
@@ -479,10 +479,7 @@ impl BytesOut {
     #[cold]
     #[inline(never)]
     fn grow(&mut self, additional: usize) {
-        // Four times larger each time (a Vec doubles): each growth copies what is written, and
-        // `finish` gives back the unused end, so fewer, larger steps copy less (issue 13: the
-        // copies were a twentieth of the instructions of 10,000 small ints).
-        let cap = (self.cap * 4).max(self.len + additional);
+        let cap = (self.cap * 2).max(self.len + additional);
         // SAFETY: the GIL is held (every method runs with it); the object, when there is one,
         // is ours alone, and a new one (never the shared empty bytes: cap > 0) receives the
         // bytes written so far.

@@ -8,6 +8,7 @@ its edges.
 
 from __future__ import annotations
 
+import random
 import threading
 from typing import Any
 
@@ -128,3 +129,45 @@ def test_lone_surrogates_are_refused_with_the_same_error_and_path(size: int) -> 
             canonical_json(value)
         assert info.value.path == path
         assert "lone surrogate" in str(info.value)
+
+
+def keys_that_stress_the_prefix_sort() -> list[str]:
+    """Keys whose order the sixteen-byte prefix sort must get right: equal prefixes that
+    differ later or only in length, empty and NUL-padded keys, BMP characters above U+E000
+    against characters above U+FFFF (a surrogate pair in UTF-16) at every position around
+    the prefix's end."""
+    keys = {"", "\x00", "\x00\x00", "a", "a\x00", "a\x00b", "ab"}
+    base = "p" * 20
+    for cut in range(0, 21):
+        keys.add(base[:cut])
+        for tail in ["\ue000", "\uffff", "\U0001f600", "\U00010000", "\ud7ff", "é", "\x00", "~"]:
+            keys.add(base[:cut] + tail)
+            keys.add(base[:cut] + tail + "x")
+    keys.update(f"key_{i:05d}" for i in range(200))
+    keys.update(f"a_long_shared_prefix_of_more_than_sixteen_bytes_{i}" for i in range(50))
+    return sorted(keys)
+
+
+@pytest.mark.parametrize("astral", [False, True])
+def test_large_dicts_sort_by_utf16_code_units(astral: bool) -> None:
+    # Dicts of at least 32 members sort on a key prefix (without keys above U+FFFF in their
+    # first sixteen bytes) or on whole keys (with them); both must give the reference order.
+    keys = [k for k in keys_that_stress_the_prefix_sort() if astral or not has_astral(k[:16])]
+    assert len(keys) >= 32
+    for seed in range(3):
+        shuffled = list(keys)
+        random.Random(seed).shuffle(shuffled)
+        value = {k: i for i, k in enumerate(shuffled)}
+        assert canonical_json(value) == reference.canonical_json(value)
+        assert canonical_json(Mapping(value)) == reference.canonical_json(value)
+
+
+def has_astral(text: str) -> bool:
+    return any(ord(c) > 0xFFFF for c in text)
+
+
+@pytest.mark.parametrize("size", [31, 32, 33, 1000])
+def test_dicts_around_the_prefix_sort_size(size: int) -> None:
+    keys = [f"key_{i:05d}" for i in range(size)] + [""]
+    value = {k: [i, str(i)] for i, k in reversed(list(enumerate(keys)))}
+    assert canonical_json(value) == reference.canonical_json(value)

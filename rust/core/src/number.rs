@@ -37,17 +37,17 @@ pub(crate) fn write_es_number<O: Output>(out: &mut O, v: f64) {
     }
 }
 
-/// Appends `bytes` (a number's text: at most 25 bytes) with two overlapping fixed-size copies
+/// Appends `bytes` (a number's text: 1 to 25 bytes) with overlapping fixed-size copies
 /// rather than a call to `memcpy`, which costs more than the copy at these lengths.
 #[inline(always)]
 fn extend_short<O: Output>(out: &mut O, bytes: &[u8]) {
     let n = bytes.len();
-    if !(8..=32).contains(&n) {
+    if n == 0 || n > 32 {
         out.extend_from_slice(bytes);
         return;
     }
     out.reserve(32);
-    // SAFETY: 8 <= n <= 32 and 32 bytes of capacity are free past the length: each pair of
+    // SAFETY: 1 <= n <= 32 and 32 bytes of capacity are free past the length: each pair of
     // copies reads within `bytes` and writes within `dst..dst + n`, together covering it all;
     // `set_len` covers exactly those `n` bytes.
     unsafe {
@@ -56,9 +56,17 @@ fn extend_short<O: Output>(out: &mut O, bytes: &[u8]) {
         if n >= 16 {
             std::ptr::copy_nonoverlapping(src, dst, 16);
             std::ptr::copy_nonoverlapping(src.add(n - 16), dst.add(n - 16), 16);
-        } else {
+        } else if n >= 8 {
             std::ptr::copy_nonoverlapping(src, dst, 8);
             std::ptr::copy_nonoverlapping(src.add(n - 8), dst.add(n - 8), 8);
+        } else if n >= 4 {
+            std::ptr::copy_nonoverlapping(src, dst, 4);
+            std::ptr::copy_nonoverlapping(src.add(n - 4), dst.add(n - 4), 4);
+        } else {
+            // 1 to 3 bytes: the first, the middle and the last.
+            *dst = *src;
+            *dst.add(n / 2) = *src.add(n / 2);
+            *dst.add(n - 1) = *src.add(n - 1);
         }
         out.set_len(out.len() + n);
     }

@@ -83,10 +83,10 @@ fn write_value<O: Output>(
             return write_dict(out, obj, depth);
         }
         if ty == &raw mut ffi::PyList_Type {
-            return write_sequence(out, obj, true, depth);
+            return write_sequence::<O, true>(out, obj, depth);
         }
         if ty == &raw mut ffi::PyTuple_Type {
-            return write_sequence(out, obj, false, depth);
+            return write_sequence::<O, false>(out, obj, depth);
         }
         if obj == ffi::Py_None() {
             out.extend_from_slice(b"null");
@@ -119,9 +119,9 @@ fn write_subclass<O: Output>(
         } else if ffi::PyDict_Check(obj) != 0 {
             write_dict(out, obj, depth)
         } else if ffi::PyList_Check(obj) != 0 {
-            write_sequence(out, obj, true, depth)
+            write_sequence::<O, true>(out, obj, depth)
         } else if ffi::PyTuple_Check(obj) != 0 {
-            write_sequence(out, obj, false, depth)
+            write_sequence::<O, false>(out, obj, depth)
         } else if ffi::PyLong_Check(obj) != 0 {
             // bool cannot be subclassed, and exact bools were written by the caller.
             write_int(out, obj)
@@ -255,13 +255,15 @@ fn write_long<O: Output>(out: &mut O, int: *mut ffi::PyObject) -> Result<(), Can
     write_i64(out, value)
 }
 
-fn write_sequence<O: Output>(
+/// Writes a list (`IS_LIST`) or a tuple; one copy of the loop for each, so the kind is not
+/// tested again for every item.
+fn write_sequence<O: Output, const IS_LIST: bool>(
     out: &mut O,
     ptr: *mut ffi::PyObject,
-    is_list: bool,
     depth: usize,
 ) -> Result<(), CanonicalError> {
-    // SAFETY: `ptr` is a list or tuple (as `is_list` says); no Python code runs during the
+    let is_list = IS_LIST;
+    // SAFETY: `ptr` is a list or tuple (as `IS_LIST` says); no Python code runs during the
     // walk, so its length and items cannot change, and borrowed items stay alive while it
     // does.
     let len = unsafe {

@@ -34,6 +34,7 @@ mod number;
 pub mod parse;
 pub mod path;
 pub mod runcontext;
+mod string;
 pub mod tokens;
 pub mod transcript;
 pub mod value;

@@ -18,7 +18,7 @@ from typing import Any
 
 from runcontext._core import RunContext
 from runcontext.cli._commands import summary
-from runcontext.cli._terminal import json_text, visible
+from runcontext.cli._terminal import json_records, json_text, visible
 from runcontext.section import Section
 from runcontext.transcript import Run, Session, TornTranscriptWarning
 from runcontext.transcript.changes import changes
@@ -133,22 +133,27 @@ def run(args: argparse.Namespace) -> int:
     # Changes are always against the run before in the transcript, listed or not. Runs are
     # compared by their sections and facts: no RunContext is built for the list (the core
     # verified each run's digest on open).
-    listed = [
-        (recorded, runs[i - 1] if i else None)
-        for i, recorded in enumerate(runs)
-        if selection.keeps(recorded, runs[i - 1] if i else None)
-    ]
+    pairs = zip(runs, [None, *runs])
+    listed = [pair for pair in pairs if selection.keeps(*pair)] if selection.active else pairs
     if args.json:
-        _print_json([_run_json(recorded, previous) for recorded, previous in listed])
+        # One run per line: json.dumps with indent= runs the pure-Python encoder, several
+        # times slower than this on a long transcript (TRANSCRIPT.md, "runcontext log").
+        sys.stdout.write(
+            json_records(_run_json(recorded, previous) for recorded, previous in listed)
+        )
         return 0
-    for recorded, previous in listed:
-        print(visible(_run_text(recorded, previous)), end="")
+    # One string, escaped in one pass and written at once: per-run prints cost more than the
+    # rest of the listing.
+    parts = [_run_text(recorded, previous) for recorded, previous in listed]
     if selection.active:
-        print(f"{len(listed)} of {len(runs)} runs match")
+        parts.append(f"{len(parts)} of {len(runs)} runs match\n")
     # The anchor: kept elsewhere, it shows a later rewrite of the whole tail (TRANSCRIPT.md).
-    print(f"chain  {chain}" if chain else "chain  none (a version 1 transcript: unchained)")
+    parts.append(
+        f"chain  {chain}\n" if chain else "chain  none (a version 1 transcript: unchained)\n"
+    )
     if anchored is not None:
-        print(f"anchored  {anchored[0]} records: the session row holds the same chain")
+        parts.append(f"anchored  {anchored[0]} records: the session row holds the same chain\n")
+    sys.stdout.write(visible("".join(parts)))
     return 0
 
 
@@ -195,7 +200,7 @@ class _Selection:
         if any(told.get(name) != value for name, value in self.facts):
             return False
         if self.sections:
-            found = changes(previous, recorded)["sections"]
+            found = _changes(previous, recorded)["sections"]
             touched = {name for verb in found.values() for name in verb}
             return any(name in touched for name in self.sections)
         return True
@@ -234,6 +239,28 @@ def _anchored_head(session: Session) -> tuple[int, str] | None:
     )
 
 
+# What `changes` says of two runs with the same sections and facts.
+_NONE: dict[str, list[str]] = {"added": [], "removed": [], "changed": []}
+_UNCHANGED = {"sections": _NONE, "facts": _NONE}
+
+
+def _changes(previous: Run | None, current: Run) -> dict[str, dict[str, list[str]]]:
+    """``changes``, without building its name maps in the cases of most runs of a long
+    session: nothing changed (a run's sections and facts are tuples, shared with the run
+    before's when equal), or only the values of some facts (the same names in the same order;
+    a context's fact names are distinct). Read the result; do not change it (it may be shared).
+    """
+    if previous is None or previous.sections != current.sections:
+        return changes(previous, current)
+    before, after = previous.facts, current.facts
+    if before == after:
+        return _UNCHANGED
+    if len(before) != len(after) or any(b[0] != a[0] for b, a in zip(before, after)):
+        return changes(previous, current)
+    changed = [a[0] for b, a in zip(before, after) if b[1] != a[1]]
+    return {"sections": _UNCHANGED["sections"], "facts": _NONE | {"changed": changed}}
+
+
 def told_date(context: RunContext | Run) -> str | None:
     """The date the agent was told: the value of the context's ``date`` fact, if it has one."""
     return dict(context.facts).get(DATE_FACT)
@@ -250,12 +277,31 @@ def _section_text(section: Section) -> str:
     return f"{section.position} {size} B {section.digest[: len('blake3:') + SHORT_DIGEST]}"
 
 
+def _fact_maps(
+    previous: Run | None, current: Run, found: dict[str, dict[str, list[str]]]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The two runs' facts by name; empty when ``found`` names no fact (nothing to look up)."""
+    if found["facts"] is _NONE:
+        return {}, {}
+    return ({} if previous is None else dict(previous.facts)), dict(current.facts)
+
+
+def _section_maps(
+    previous: Run | None, current: Run, found: dict[str, dict[str, list[str]]]
+) -> tuple[dict[str, Section], dict[str, Section]]:
+    """The two runs' sections by name; empty when ``found`` names no section."""
+    if found["sections"] is _NONE:
+        return {}, {}
+    before = {} if previous is None else {s.name: s for s in previous.sections}
+    return before, {s.name: s for s in current.sections}
+
+
 def _change_lines(previous: Run | None, current: Run) -> list[str]:
-    found = changes(previous, current)
-    before_facts = {} if previous is None else dict(previous.facts)
-    after_facts = dict(current.facts)
-    before_sections = {} if previous is None else {s.name: s for s in previous.sections}
-    after_sections = {s.name: s for s in current.sections}
+    found = _changes(previous, current)
+    if found is _UNCHANGED:
+        return []
+    before_facts, after_facts = _fact_maps(previous, current, found)
+    before_sections, after_sections = _section_maps(previous, current, found)
     lines = []
     for verb in ("added", "removed", "changed"):
         for name in found["sections"][verb]:
@@ -350,7 +396,12 @@ def _messages_text(messages: Sequence[Any]) -> str:
 
 
 def _time(recorded: Run) -> str:
-    return recorded.time.strftime("%Y-%m-%d %H:%M:%SZ")
+    """``%Y-%m-%d %H:%M:%SZ``: isoformat is several times faster than strftime, and the same
+    text from the year 1000 on (strftime does not pad the year to four digits)."""
+    moment = recorded.time
+    if moment.year < 1000:
+        return moment.strftime("%Y-%m-%d %H:%M:%SZ")
+    return moment.isoformat(" ", "seconds")[:19] + "Z"
 
 
 def _section_json(section: Section) -> dict[str, Any]:
@@ -362,11 +413,9 @@ def _section_json(section: Section) -> dict[str, Any]:
 
 
 def _changes_json(previous: Run | None, current: Run) -> dict[str, Any]:
-    found = changes(previous, current)
-    before_facts = {} if previous is None else dict(previous.facts)
-    after_facts = dict(current.facts)
-    before_sections = {} if previous is None else {s.name: s for s in previous.sections}
-    after_sections = {s.name: s for s in current.sections}
+    found = _changes(previous, current)
+    before_facts, after_facts = _fact_maps(previous, current, found)
+    before_sections, after_sections = _section_maps(previous, current, found)
     facts = found["facts"]
     sections = found["sections"]
     return {

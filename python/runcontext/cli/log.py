@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     # Changes are always against the run before in the transcript, listed or not. Runs are
     # compared by their sections and facts: no RunContext is built for the list (the core
     # verified each run's digest on open).
-    pairs = zip(runs, [None, *runs])
+    pairs = zip(runs, [None, *runs], strict=False)  # each run with the one before
     listed = [pair for pair in pairs if selection.keeps(*pair)] if selection.active else pairs
     if args.json:
         # One run per line: json.dumps with indent= runs the pure-Python encoder, several
@@ -255,9 +255,9 @@ def _changes(previous: Run | None, current: Run) -> dict[str, dict[str, list[str
     before, after = previous.facts, current.facts
     if before == after:
         return _UNCHANGED
-    if len(before) != len(after) or any(b[0] != a[0] for b, a in zip(before, after)):
+    if len(before) != len(after) or any(b[0] != a[0] for b, a in zip(before, after, strict=True)):
         return changes(previous, current)
-    changed = [a[0] for b, a in zip(before, after) if b[1] != a[1]]
+    changed = [a[0] for b, a in zip(before, after, strict=True) if b[1] != a[1]]
     return {"sections": _UNCHANGED["sections"], "facts": _NONE | {"changed": changed}}
 
 

@@ -20,7 +20,7 @@ except SystemExit:
     pass
 heavy = sorted(m for m in sys.modules if m.startswith(("runcontext.cli.", "runcontext.transcript",
     "runcontext.providers", "asyncio")) and m != "runcontext.cli._commands"
-    and m != "runcontext.cli._terminal")
+    and m not in ("runcontext.cli._terminal", "runcontext.cli._parser"))
 print("MODULES:", " ".join(heavy))
 """
 

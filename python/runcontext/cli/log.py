@@ -239,26 +239,36 @@ def _anchored_head(session: Session) -> tuple[int, str] | None:
     )
 
 
-# What `changes` says of two runs with the same sections and facts.
-_NONE: dict[str, list[str]] = {"added": [], "removed": [], "changed": []}
-_UNCHANGED = {"sections": _NONE, "facts": _NONE}
+def _value_changes(previous: Run | None, current: Run) -> list[tuple[str, str, str]] | None:
+    """The case of most runs of a long session, without ``changes``'s name maps: the same
+    sections as the run before (tuples, shared when equal) and the same fact names in the same
+    order, some values new. Those facts as ``(name, old, new)`` (none when nothing changed);
+    ``None`` in any other case. A context's fact names are distinct, so this is ``changes``."""
+    if previous is None or previous.sections != current.sections:
+        return None
+    before, after = previous.facts, current.facts
+    if len(before) != len(after):
+        return None
+    found = []
+    for (name, old), (same, new) in zip(before, after, strict=True):
+        if name != same:
+            return None
+        if old != new:
+            found.append((name, old, new))
+    return found
 
 
 def _changes(previous: Run | None, current: Run) -> dict[str, dict[str, list[str]]]:
-    """``changes``, without building its name maps in the cases of most runs of a long
-    session: nothing changed (a run's sections and facts are tuples, shared with the run
-    before's when equal), or only the values of some facts (the same names in the same order;
-    a context's fact names are distinct). Read the result; do not change it (it may be shared).
-    """
-    if previous is None or previous.sections != current.sections:
+    """``changes``, through :func:`_value_changes` where it applies."""
+    quick = _value_changes(previous, current)
+    if quick is None:
         return changes(previous, current)
-    before, after = previous.facts, current.facts
-    if before == after:
-        return _UNCHANGED
-    if len(before) != len(after) or any(b[0] != a[0] for b, a in zip(before, after, strict=True)):
-        return changes(previous, current)
-    changed = [a[0] for b, a in zip(before, after, strict=True) if b[1] != a[1]]
-    return {"sections": _UNCHANGED["sections"], "facts": _NONE | {"changed": changed}}
+    changed = [name for name, _, _ in quick]
+    return {"sections": _none(), "facts": {"added": [], "removed": [], "changed": changed}}
+
+
+def _none() -> dict[str, list[str]]:
+    return {"added": [], "removed": [], "changed": []}
 
 
 def told_date(context: RunContext | Run) -> str | None:
@@ -277,31 +287,18 @@ def _section_text(section: Section) -> str:
     return f"{section.position} {size} B {section.digest[: len('blake3:') + SHORT_DIGEST]}"
 
 
-def _fact_maps(
-    previous: Run | None, current: Run, found: dict[str, dict[str, list[str]]]
-) -> tuple[dict[str, str], dict[str, str]]:
-    """The two runs' facts by name; empty when ``found`` names no fact (nothing to look up)."""
-    if found["facts"] is _NONE:
-        return {}, {}
-    return ({} if previous is None else dict(previous.facts)), dict(current.facts)
-
-
-def _section_maps(
-    previous: Run | None, current: Run, found: dict[str, dict[str, list[str]]]
-) -> tuple[dict[str, Section], dict[str, Section]]:
-    """The two runs' sections by name; empty when ``found`` names no section."""
-    if found["sections"] is _NONE:
-        return {}, {}
-    before = {} if previous is None else {s.name: s for s in previous.sections}
-    return before, {s.name: s for s in current.sections}
-
-
 def _change_lines(previous: Run | None, current: Run) -> list[str]:
-    found = _changes(previous, current)
-    if found is _UNCHANGED:
-        return []
-    before_facts, after_facts = _fact_maps(previous, current, found)
-    before_sections, after_sections = _section_maps(previous, current, found)
+    quick = _value_changes(previous, current)
+    if quick is not None:
+        return [
+            f"  changed  fact {_one_line(name)}: {_one_line(old)} → {_one_line(new)}"
+            for name, old, new in quick
+        ]
+    found = changes(previous, current)
+    before_facts = {} if previous is None else dict(previous.facts)
+    after_facts = dict(current.facts)
+    before_sections = {} if previous is None else {s.name: s for s in previous.sections}
+    after_sections = {s.name: s for s in current.sections}
     lines = []
     for verb in ("added", "removed", "changed"):
         for name in found["sections"][verb]:
@@ -413,9 +410,21 @@ def _section_json(section: Section) -> dict[str, Any]:
 
 
 def _changes_json(previous: Run | None, current: Run) -> dict[str, Any]:
-    found = _changes(previous, current)
-    before_facts, after_facts = _fact_maps(previous, current, found)
-    before_sections, after_sections = _section_maps(previous, current, found)
+    quick = _value_changes(previous, current)
+    if quick is not None:
+        return {
+            "facts": {
+                "added": [],
+                "removed": [],
+                "changed": [{"name": n, "old": old, "new": new} for n, old, new in quick],
+            },
+            "sections": _none(),
+        }
+    found = changes(previous, current)
+    before_facts = {} if previous is None else dict(previous.facts)
+    after_facts = dict(current.facts)
+    before_sections = {} if previous is None else {s.name: s for s in previous.sections}
+    after_sections = {s.name: s for s in current.sections}
     facts = found["facts"]
     sections = found["sections"]
     return {

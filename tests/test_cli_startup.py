@@ -55,6 +55,26 @@ def test_help_lists_every_command() -> None:
         assert name in shown and summary in shown
 
 
+@pytest.mark.parametrize("args", [("-h", "show"), ("--he", "log")])
+def test_a_top_level_option_before_a_command_lists_every_command(args: tuple[str, ...]) -> None:
+    # A named command gets its own parser only, unless the top level may print its help.
+    result = subprocess.run(
+        [sys.executable, "-m", "runcontext", *args], capture_output=True, text=True, check=True
+    )
+    shown = " ".join(result.stdout.split())
+    assert all(name in shown and summary in shown for name, (_, summary) in COMMANDS.items())
+
+
+def test_the_help_width_is_the_one_shutil_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from runcontext.cli._parser import _columns
+
+    for columns in ("57", "", "x", "-3"):
+        monkeypatch.setenv("COLUMNS", columns)
+        assert _columns() == shutil.get_terminal_size().columns
+
+
 NEW_MODULES = """
 import sys
 before = set(sys.modules)

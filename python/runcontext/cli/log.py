@@ -326,17 +326,19 @@ def _change_lines(previous: Run | None, current: Run) -> list[str]:
 def _run_text(recorded: Run, previous: Run | None) -> str:
     told = told_date(recorded)
     when = _time(recorded)
-    if told is not None and told != recorded.time.date().isoformat():
+    # when[:10] is the recording date but before the year 1000 (see _time)
+    if told is not None and told != (
+        when[:10] if len(when) == 20 else recorded.time.date().isoformat()
+    ):
         when += f"  told {_one_line(told)}"
-    lines = [
-        f"run {recorded.number}  {when}  {recorded.digest}  "
-        f"{recorded.messages} message{'' if recorded.messages == 1 else 's'}",
-        *_tokens_lines(recorded.tokens),
-        *_change_lines(previous, recorded),
-    ]
-    if len(lines) == 1 + (recorded.tokens is not None):
+    count = recorded.messages
+    head = f"run {recorded.number}  {when}  {recorded.digest}  {count} message"
+    lines = _change_lines(previous, recorded)
+    if recorded.tokens is not None:
+        lines[:0] = _tokens_lines(recorded.tokens)
+    if len(lines) == (recorded.tokens is not None):  # no change: the counts' line at most
         lines.append("  (no context)" if previous is None else "  unchanged")
-    return "\n".join(lines) + "\n"
+    return f"{head}{'' if count == 1 else 's'}\n" + "\n".join(lines) + "\n"
 
 
 def _tokens_lines(tokens: Mapping[str, Any] | None) -> list[str]:

@@ -269,3 +269,28 @@ def test_log_shows_each_runs_counts_share_headroom_and_billing(
         "tools": 80,
         "quality": "exact",
     }
+
+
+def test_the_quick_comparison_agrees_with_changes(tmp_path: Path) -> None:
+    from runcontext.transcript.changes import changes
+
+    contexts = [
+        RunContext(head_sections=[("A", "a")], facts=[("date", "d1"), ("x", "1")]),
+        RunContext(head_sections=[("A", "a")], facts=[("date", "d2"), ("x", "1")]),  # a value
+        RunContext(head_sections=[("A", "a")], facts=[("date", "d2"), ("x", "1")]),  # nothing
+        RunContext(head_sections=[("A", "a")], facts=[("x", "1"), ("date", "d3")]),  # reordered
+        RunContext(head_sections=[("A", "a")], facts=[("x", "2"), ("y", "d3")]),  # renamed
+        RunContext(head_sections=[("A", "b")], facts=[("x", "3"), ("y", "d3")]),  # a section
+        RunContext(tail_sections=[("A", "b")], facts=[("x", "3"), ("y", "d3")]),  # moved
+        RunContext(tail_sections=[("A", "b")], facts=[("x", "3")]),  # one fact fewer
+    ]
+    conversation = [SEED]
+    with Session.create(tmp_path / "t.jsonl", conversation) as session:
+        for i, context in enumerate(contexts):
+            conversation.append({"role": "user", "content": f"step {i}"})
+            reply = {"role": "assistant", "content": "ok"}
+            session.record_run(conversation, context, reply)
+            conversation.append(reply)
+        runs = session.runs()
+    for previous, current in zip([None, *runs], runs, strict=False):
+        assert cli_log._changes(previous, current) == changes(previous, current)

@@ -20,7 +20,7 @@ except SystemExit:
     pass
 heavy = sorted(m for m in sys.modules if m.startswith(("runcontext.cli.", "runcontext.transcript",
     "runcontext.providers", "asyncio")) and m != "runcontext.cli._commands"
-    and m != "runcontext.cli._terminal")
+    and m not in ("runcontext.cli._terminal", "runcontext.cli._parser"))
 print("MODULES:", " ".join(heavy))
 """
 
@@ -53,6 +53,26 @@ def test_help_lists_every_command() -> None:
     shown = " ".join(result.stdout.split())  # argparse wraps long lines
     for name, (_, summary) in COMMANDS.items():
         assert name in shown and summary in shown
+
+
+@pytest.mark.parametrize("args", [("-h", "show"), ("--he", "log")])
+def test_a_top_level_option_before_a_command_lists_every_command(args: tuple[str, ...]) -> None:
+    # A named command gets its own parser only, unless the top level may print its help.
+    result = subprocess.run(
+        [sys.executable, "-m", "runcontext", *args], capture_output=True, text=True, check=True
+    )
+    shown = " ".join(result.stdout.split())
+    assert all(name in shown and summary in shown for name, (_, summary) in COMMANDS.items())
+
+
+def test_the_help_width_is_the_one_shutil_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from runcontext.cli._parser import _columns
+
+    for columns in ("57", "", "x", "-3"):
+        monkeypatch.setenv("COLUMNS", columns)
+        assert _columns() == shutil.get_terminal_size().columns
 
 
 NEW_MODULES = """

@@ -30,22 +30,30 @@ class UsageError(Exception):
     """An error to report as one line on stderr with exit status 1."""
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser, with the full parser of ``command`` (every command's, if ``None``) and a
-    one-line entry for each other command."""
-    import argparse
+def build_parser(command: str | None = None, *, others: bool = True) -> argparse.ArgumentParser:
+    """The parser, with the full parser of ``command`` (every command's, if ``None``) and,
+    if ``others``, a one-line entry for each other command. ``main`` leaves the others out when
+    the command line names a command and nothing before it: what that command prints (its
+    help, its errors, the top level's usage) does not name them, and each parser argparse
+    makes costs a dozen gettext look-ups."""
+    from runcontext.cli._parser import ArgumentParser
 
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="runcontext",
         description="The refreshable half of an LLM prompt: show, canonicalise and verify it.",
     )
     parser.add_argument("--version", action="version", version=VERSION)
-    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    subparsers = parser.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="COMMAND",
+        parser_class=ArgumentParser,
+    )
     for name, (module, summary) in COMMANDS.items():
         if command is None or name == command:
             __import__(module)  # the builtin: importlib would add the warnings module
             sys.modules[module].register(subparsers)
-        else:
+        elif others:
             subparsers.add_parser(name, help=summary)
     return parser
 
@@ -57,11 +65,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(VERSION + "\n")
         sys.exit(0)
     # The top level takes no option with a value, so the first other word names the command.
-    named = next((word for word in arguments if not word.startswith("-")), None)
+    position = next((i for i, word in enumerate(arguments) if not word.startswith("-")), None)
+    named = None if position is None else arguments[position]
     command = named if named in COMMANDS else None
     if command is None and named is None:
         command = ""  # `--version`, `--help` or nothing: no subcommand module is needed
-    args = build_parser(command).parse_args(arguments)
+    # A top-level option before the command (`runcontext -h show`) may print the top level's
+    # help, which lists every command.
+    others = not command or any(word.startswith("-") for word in arguments[:position])
+    args = build_parser(command, others=others).parse_args(arguments)
     try:
         status: int = args.handler(args)
     except BrokenPipeError:  # e.g. `runcontext show | head`: not an error worth a message

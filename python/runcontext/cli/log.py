@@ -18,7 +18,7 @@ from typing import Any
 
 from runcontext._core import RunContext
 from runcontext.cli._commands import summary
-from runcontext.cli._terminal import json_text, visible
+from runcontext.cli._terminal import json_records, json_text, visible
 from runcontext.section import Section
 from runcontext.transcript import Run, Session, TornTranscriptWarning
 from runcontext.transcript.changes import changes
@@ -133,22 +133,27 @@ def run(args: argparse.Namespace) -> int:
     # Changes are always against the run before in the transcript, listed or not. Runs are
     # compared by their sections and facts: no RunContext is built for the list (the core
     # verified each run's digest on open).
-    listed = [
-        (recorded, runs[i - 1] if i else None)
-        for i, recorded in enumerate(runs)
-        if selection.keeps(recorded, runs[i - 1] if i else None)
-    ]
+    pairs = zip(runs, [None, *runs], strict=False)  # each run with the one before
+    listed = [pair for pair in pairs if selection.keeps(*pair)] if selection.active else pairs
     if args.json:
-        _print_json([_run_json(recorded, previous) for recorded, previous in listed])
+        # One run per line: json.dumps with indent= runs the pure-Python encoder, several
+        # times slower than this on a long transcript (TRANSCRIPT.md, "runcontext log").
+        sys.stdout.write(
+            json_records(_run_json(recorded, previous) for recorded, previous in listed)
+        )
         return 0
-    for recorded, previous in listed:
-        print(visible(_run_text(recorded, previous)), end="")
+    # One string, escaped in one pass and written at once: per-run prints cost more than the
+    # rest of the listing.
+    parts = [_run_text(recorded, previous) for recorded, previous in listed]
     if selection.active:
-        print(f"{len(listed)} of {len(runs)} runs match")
+        parts.append(f"{len(parts)} of {len(runs)} runs match\n")
     # The anchor: kept elsewhere, it shows a later rewrite of the whole tail (TRANSCRIPT.md).
-    print(f"chain  {chain}" if chain else "chain  none (a version 1 transcript: unchained)")
+    parts.append(
+        f"chain  {chain}\n" if chain else "chain  none (a version 1 transcript: unchained)\n"
+    )
     if anchored is not None:
-        print(f"anchored  {anchored[0]} records: the session row holds the same chain")
+        parts.append(f"anchored  {anchored[0]} records: the session row holds the same chain\n")
+    sys.stdout.write(visible("".join(parts)))
     return 0
 
 
@@ -195,7 +200,7 @@ class _Selection:
         if any(told.get(name) != value for name, value in self.facts):
             return False
         if self.sections:
-            found = changes(previous, recorded)["sections"]
+            found = _changes(previous, recorded)["sections"]
             touched = {name for verb in found.values() for name in verb}
             return any(name in touched for name in self.sections)
         return True
@@ -234,6 +239,38 @@ def _anchored_head(session: Session) -> tuple[int, str] | None:
     )
 
 
+def _value_changes(previous: Run | None, current: Run) -> list[tuple[str, str, str]] | None:
+    """The case of most runs of a long session, without ``changes``'s name maps: the same
+    sections as the run before (tuples, shared when equal) and the same fact names in the same
+    order, some values new. Those facts as ``(name, old, new)`` (none when nothing changed);
+    ``None`` in any other case. A context's fact names are distinct, so this is ``changes``."""
+    if previous is None or previous.sections != current.sections:
+        return None
+    before, after = previous.facts, current.facts
+    if len(before) != len(after):
+        return None
+    found = []
+    for (name, old), (same, new) in zip(before, after, strict=True):
+        if name != same:
+            return None
+        if old != new:
+            found.append((name, old, new))
+    return found
+
+
+def _changes(previous: Run | None, current: Run) -> dict[str, dict[str, list[str]]]:
+    """``changes``, through :func:`_value_changes` where it applies."""
+    quick = _value_changes(previous, current)
+    if quick is None:
+        return changes(previous, current)
+    changed = [name for name, _, _ in quick]
+    return {"sections": _none(), "facts": {"added": [], "removed": [], "changed": changed}}
+
+
+def _none() -> dict[str, list[str]]:
+    return {"added": [], "removed": [], "changed": []}
+
+
 def told_date(context: RunContext | Run) -> str | None:
     """The date the agent was told: the value of the context's ``date`` fact, if it has one."""
     return dict(context.facts).get(DATE_FACT)
@@ -251,6 +288,12 @@ def _section_text(section: Section) -> str:
 
 
 def _change_lines(previous: Run | None, current: Run) -> list[str]:
+    quick = _value_changes(previous, current)
+    if quick is not None:
+        return [
+            f"  changed  fact {_one_line(name)}: {_one_line(old)} → {_one_line(new)}"
+            for name, old, new in quick
+        ]
     found = changes(previous, current)
     before_facts = {} if previous is None else dict(previous.facts)
     after_facts = dict(current.facts)
@@ -283,17 +326,19 @@ def _change_lines(previous: Run | None, current: Run) -> list[str]:
 def _run_text(recorded: Run, previous: Run | None) -> str:
     told = told_date(recorded)
     when = _time(recorded)
-    if told is not None and told != recorded.time.date().isoformat():
+    # when[:10] is the recording date but before the year 1000 (see _time)
+    if told is not None and told != (
+        when[:10] if len(when) == 20 else recorded.time.date().isoformat()
+    ):
         when += f"  told {_one_line(told)}"
-    lines = [
-        f"run {recorded.number}  {when}  {recorded.digest}  "
-        f"{recorded.messages} message{'' if recorded.messages == 1 else 's'}",
-        *_tokens_lines(recorded.tokens),
-        *_change_lines(previous, recorded),
-    ]
-    if len(lines) == 1 + (recorded.tokens is not None):
+    count = recorded.messages
+    head = f"run {recorded.number}  {when}  {recorded.digest}  {count} message"
+    lines = _change_lines(previous, recorded)
+    if recorded.tokens is not None:
+        lines[:0] = _tokens_lines(recorded.tokens)
+    if len(lines) == (recorded.tokens is not None):  # no change: the counts' line at most
         lines.append("  (no context)" if previous is None else "  unchanged")
-    return "\n".join(lines) + "\n"
+    return f"{head}{'' if count == 1 else 's'}\n" + "\n".join(lines) + "\n"
 
 
 def _tokens_lines(tokens: Mapping[str, Any] | None) -> list[str]:
@@ -350,7 +395,12 @@ def _messages_text(messages: Sequence[Any]) -> str:
 
 
 def _time(recorded: Run) -> str:
-    return recorded.time.strftime("%Y-%m-%d %H:%M:%SZ")
+    """``%Y-%m-%d %H:%M:%SZ``: isoformat is several times faster than strftime, and the same
+    text from the year 1000 on (strftime does not pad the year to four digits)."""
+    moment = recorded.time
+    if moment.year < 1000:
+        return moment.strftime("%Y-%m-%d %H:%M:%SZ")
+    return moment.isoformat(" ", "seconds")[:19] + "Z"
 
 
 def _section_json(section: Section) -> dict[str, Any]:
@@ -362,6 +412,16 @@ def _section_json(section: Section) -> dict[str, Any]:
 
 
 def _changes_json(previous: Run | None, current: Run) -> dict[str, Any]:
+    quick = _value_changes(previous, current)
+    if quick is not None:
+        return {
+            "facts": {
+                "added": [],
+                "removed": [],
+                "changed": [{"name": n, "old": old, "new": new} for n, old, new in quick],
+            },
+            "sections": _none(),
+        }
     found = changes(previous, current)
     before_facts = {} if previous is None else dict(previous.facts)
     after_facts = dict(current.facts)

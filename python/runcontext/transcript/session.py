@@ -93,18 +93,25 @@ class _Contexts:
     """What runs' contexts are built from: each section body of the transcript once (as the
     core verified it), and each context built, shared by every run with its structure."""
 
-    __slots__ = ("bodies", "built")
+    __slots__ = ("bodies", "built", "sectioned")
 
     def __init__(self) -> None:
         self.bodies: dict[str, tuple[str, str]] = {}  # digest: (name, text)
         self.built: dict[Structure, RunContext] = {}
+        # A structure's sections as Section tuples, made once and shared like its context
+        # (`runcontext log` compares every run's with the run before's).
+        self.sectioned: dict[tuple[tuple[str, str, str], ...], tuple[Section, ...]] = {}
 
     def sections(self, structure: Structure) -> tuple[Section, ...]:
-        bodies = self.bodies
-        return tuple(
-            Section._make((position, name, bodies[digest][1], digest))
-            for position, name, digest in structure[0]
-        )
+        made = self.sectioned.get(structure[0])
+        if made is None:
+            bodies = self.bodies
+            made = tuple(
+                Section._make((position, name, bodies[digest][1], digest))
+                for position, name, digest in structure[0]
+            )
+            made = self.sectioned.setdefault(structure[0], made)
+        return made
 
     def context(self, structure: Structure, number: int) -> RunContext:
         """The run's context, built on first use (the core verified its digest when it read

@@ -234,17 +234,42 @@ pub fn write_i64<O: Output>(out: &mut O, v: i64) -> Result<(), CanonicalError> {
     if magnitude > MAX_SAFE_INTEGER as u64 {
         return Err(integer_out_of_range(v));
     }
+    out.reserve(INT_STORE);
+    let len = out.len();
+    // SAFETY: INT_STORE bytes of capacity are free past `len`, and the magnitude is safe;
+    // `set_len` covers the bytes write_safe_int reports written.
+    unsafe {
+        let n = write_safe_int(out.as_mut_ptr().add(len), v);
+        out.set_len(len + n);
+    }
+    Ok(())
+}
+
+/// How many bytes [`write_safe_int`] stores, whatever the length of the number.
+pub const INT_STORE: usize = 24;
+
+/// The longest integer [`write_safe_int`] writes: a sign and sixteen digits.
+pub const INT_TEXT_MAX: usize = 17;
+
+/// Writes `v` in plain decimal at `dst` and returns its length (at most [`INT_TEXT_MAX`]);
+/// [`INT_STORE`] bytes are stored, those past the length being scratch. For front ends that
+/// reserve once for a run of numbers ([`write_i64`] is this, checked).
+///
+/// # Safety
+/// `v` must be within ±[`MAX_SAFE_INTEGER`], and [`INT_STORE`] bytes writable at `dst`.
+#[inline(always)]
+pub unsafe fn write_safe_int(dst: *mut u8, v: i64) -> usize {
+    let magnitude = v.unsigned_abs();
     // The digits are written backwards into a scratch buffer, ending at `END`, then one
-    // fixed copy of 24 bytes moves them (a sign and at most sixteen digits) into the output:
-    // no count of the digits beforehand, no call to memcpy.
+    // fixed copy of 24 bytes moves them (a sign and at most sixteen digits) to `dst`: no
+    // count of the digits beforehand, no call to memcpy.
     const END: usize = 24;
     let mut scratch = std::mem::MaybeUninit::<[u8; 48]>::uninit();
     let buf = scratch.as_mut_ptr().cast::<u8>();
-    out.reserve(24);
     // SAFETY: the stores stay within `buf[END - 17..END]` (a sign and sixteen digits at
-    // most, as 2**53 − 1 has sixteen); the copy reads `buf[start..start + 24]`, within the 48
-    // bytes (start >= 7), and writes 24 bytes of the reserved capacity; `set_len` covers only
-    // the written digits and sign, which are initialised.
+    // most, as the caller keeps the magnitude below 2**53); the copy reads
+    // `buf[start..start + 24]`, within the 48 bytes (start >= 7), and writes the INT_STORE
+    // bytes the caller makes writable at `dst`.
     unsafe {
         let mut start = END;
         let mut rest = magnitude;
@@ -283,11 +308,9 @@ pub fn write_i64<O: Output>(out: &mut O, v: i64) -> Result<(), CanonicalError> {
             start -= 1;
             *buf.add(start) = b'-';
         }
-        let len = out.len();
-        std::ptr::copy_nonoverlapping(buf.add(start), out.as_mut_ptr().add(len), 24);
-        out.set_len(len + END - start);
+        std::ptr::copy_nonoverlapping(buf.add(start), dst, INT_STORE);
+        END - start
     }
-    Ok(())
 }
 
 #[cold]
@@ -404,7 +427,7 @@ fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), Can
         Value::Number(v) => write_f64(out, *v)?,
         Value::String(s) => write_str(out, s),
         Value::Array(items) => write_array(out, items.len(), depth, |out, i, depth| {
-            write_value(out, &items[i], depth)
+            write_value(out, &items[i], depth).map(|()| 1)
         })?,
         Value::Object(members) => {
             let mut members: Vec<(&str, &Value)> =
@@ -430,7 +453,12 @@ pub fn enter(depth: usize) -> Result<(), CanonicalError> {
 }
 
 /// Writes an array of `len` elements found at `depth` containers deep: element `i` is written
-/// by `write_element(out, i, depth + 1)`, and an error in it is located at `[i]`.
+/// by `write_elements(out, i, depth + 1)`, and an error in it is located at `[i]`.
+///
+/// `write_elements` returns how many elements it wrote, at least one: it may go on past
+/// element `i` with the elements that follow, each after its `,` (the Python binding writes
+/// runs of small ints after one reservation). It fails only on element `i` itself, before
+/// writing any other.
 ///
 /// Front ends with their own values (the Python binding) write through this and
 /// [`write_object`], so the structure rules (depth limit, separators, paths) live here once.
@@ -438,15 +466,18 @@ pub fn write_array<O: Output>(
     out: &mut O,
     len: usize,
     depth: usize,
-    mut write_element: impl FnMut(&mut O, usize, usize) -> Result<(), CanonicalError>,
+    mut write_elements: impl FnMut(&mut O, usize, usize) -> Result<usize, CanonicalError>,
 ) -> Result<(), CanonicalError> {
     enter(depth)?;
     out.push(b'[');
-    for i in 0..len {
+    let mut i = 0;
+    while i < len {
         if i > 0 {
             out.push(b',');
         }
-        write_element(out, i, depth + 1).map_err(|e| e.in_index(i))?;
+        let written = write_elements(out, i, depth + 1).map_err(|e| e.in_index(i))?;
+        debug_assert!(written >= 1 && i + written <= len);
+        i += written;
     }
     out.push(b']');
     Ok(())
@@ -630,6 +661,38 @@ mod tests {
                 err.kind,
                 CanonicalErrorKind::IntegerOutOfRange(v.to_string())
             );
+        }
+    }
+
+    /// The eight-digit lanes against `format!`: every value below 10**6 and around each
+    /// power of ten, then a spread over the whole safe range, both signs.
+    #[test]
+    fn integers_agree_with_format() {
+        let check = |v: i64| {
+            let mut out = b"[".to_vec();
+            write_i64(&mut out, v).unwrap();
+            assert_eq!(out, format!("[{v}").into_bytes(), "{v}");
+        };
+        for v in -1_000_000..=1_000_000 {
+            check(v);
+        }
+        let mut p = 1i64;
+        while p <= MAX_SAFE_INTEGER / 10 {
+            p *= 10;
+            for d in -3..=3 {
+                check(p + d);
+                check(-(p + d));
+            }
+        }
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..200_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Magnitudes of every length: a random value cut to a random number of bits.
+            let bits = state % 54;
+            let v = ((state >> 8) & ((1u64 << bits) - 1)).min(MAX_SAFE_INTEGER as u64) as i64;
+            check(if state & 1 == 0 { v } else { -v });
         }
     }
 

@@ -104,6 +104,6 @@ def test_floats_of_every_layout_in_one_list() -> None:
         rng.choice((-1, 1)) * rng.uniform(1, 10) * 10.0 ** rng.randint(-30, 30) for _ in range(5000)
     ]
     edges = [0.0, -0.0, 5e-324, -5e-324, 1e-7, 1e-6, 1e21, 1e20, 1e16, 1e15, 1e-5, 9.5e-7]
-    values += edges + [1.7976931348623157e308, -1.7976931348623157e308]
+    values += [*edges, 1.7976931348623157e308, -1.7976931348623157e308]
     values += [float(i) for i in range(-100, 100)]
     assert canonical_json(values) == reference.canonical_json(values)

@@ -73,38 +73,61 @@ pub(crate) fn write_es_number<O: Output>(out: &mut O, v: f64) {
         let text = unsafe { std::slice::from_raw_parts(out.as_mut_ptr().add(len), n) };
         let mut copy = [0u8; NUMBER_ROOM];
         copy[..n].copy_from_slice(text);
-        return write_plain_from_exponent_form(out, &copy[..n], magnitude < 1.0);
+        return write_plain_from_exponent_form(out, &copy, n, magnitude < 1.0);
     };
     // SAFETY: the first `n` bytes at `len` are the number's text, written by zmij.
     unsafe { out.set_len(len + n) };
 }
 
-/// Lays out zmij's `[-]d[.ddd]e-6` (`small`) or `[-]d[.ddd]e+EE` (EE in 16..=20) in plain
-/// decimal, as ECMA-262 § 6.1.6.1.20 steps 7 and 9 do for those exponents.
+/// Lays out zmij's `[-]d[.ddd]e-6` (`small`), the first `n` bytes of `text`, or
+/// `[-]d[.ddd]e+EE` (EE in 16..=20) in plain decimal, as ECMA-262 § 6.1.6.1.20 steps 7 and
+/// 9 do for those exponents. Fixed-size stores, as write_es_number's (no call to memcpy for
+/// a few bytes: a sixth of the numbers of payload (d) take this way).
 #[inline(never)]
-fn write_plain_from_exponent_form<O: Output>(out: &mut O, text: &[u8], small: bool) {
-    let (sign, text) = match text.split_first() {
-        Some((b'-', rest)) => (&b"-"[..], rest),
-        _ => (&b""[..], text),
-    };
-    // The exponent is `-6` or `+EE`: three or four bytes after the digits.
-    let (mantissa, exponent) = text.split_at(text.len() - if small { 3 } else { 4 });
-    // `d` or `d.ddd`: the first digit, then those after the point.
-    let (first, rest) = mantissa.split_at(1);
-    let rest = rest.get(1..).unwrap_or_default();
-    out.extend_from_slice(sign);
-    if small {
-        // 0.00000ddd: the first significant digit is the sixth after the point.
-        out.extend_from_slice(b"0.00000");
-        out.extend_from_slice(first);
-        out.extend_from_slice(rest);
-    } else {
-        // An integer of e + 1 digits: the significant ones, then zeros (at most 17 digits are
-        // significant, so e ≥ 16 leaves no fraction).
-        let e = usize::from(exponent[2] - b'0') * 10 + usize::from(exponent[3] - b'0');
-        out.extend_from_slice(first);
-        out.extend_from_slice(rest);
-        out.extend_with(e - rest.len(), b'0');
+fn write_plain_from_exponent_form<O: Output>(
+    out: &mut O,
+    text: &[u8; NUMBER_ROOM],
+    n: usize,
+    small: bool,
+) {
+    let negative = usize::from(text[0] == b'-');
+    // `d` or `d.ddd` before the exponent (`e-6` or `e+EE`): the first digit, then at most
+    // sixteen after the point, from `rest` on.
+    let mantissa = n - negative - if small { 3 } else { 4 };
+    let first = text[negative];
+    let rest = negative + if mantissa > 1 { 2 } else { 1 };
+    let rest_len = mantissa.saturating_sub(2);
+    // The widest stores below end 41 bytes past the length.
+    out.reserve(48);
+    let len = out.len();
+    // SAFETY: 48 bytes of capacity are free past `len`; the 16-byte copy reads
+    // `text[rest..rest + 16]`, within its 32 bytes (rest <= 3). The stores: a sign byte,
+    // then (small) eight bytes and sixteen after them, ending 25 bytes past `len`, or
+    // (large) one digit, sixteen bytes after it and 24 zeros from the end of the digits,
+    // ending at most 1 + 1 + 15 + 24 = 41 bytes past `len`. `set_len` covers the sign, the
+    // digits and the zeros of the plain form, all written.
+    unsafe {
+        let dst = out.as_mut_ptr().add(len);
+        *dst = b'-';
+        let p = dst.add(negative);
+        let digits = text.as_ptr().add(rest);
+        let written = if small {
+            // 0.00000ddd: the first significant digit is the sixth after the point.
+            p.cast::<[u8; 8]>().write_unaligned(*b"0.00000?");
+            *p.add(7) = first;
+            std::ptr::copy_nonoverlapping(digits, p.add(8), 16);
+            8 + rest_len
+        } else {
+            // An integer of e + 1 digits: the significant ones, then zeros (at most 17
+            // digits are significant, so e >= 16 leaves no fraction).
+            let exponent = &text[n - 2..n];
+            let e = usize::from(exponent[0] - b'0') * 10 + usize::from(exponent[1] - b'0');
+            *p = first;
+            std::ptr::copy_nonoverlapping(digits, p.add(1), 16);
+            std::ptr::write_bytes(p.add(1 + rest_len), b'0', 24);
+            1 + e
+        };
+        out.set_len(len + negative + written);
     }
 }
 

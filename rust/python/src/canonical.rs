@@ -285,15 +285,20 @@ fn write_sequence<O: Output, const IS_LIST: bool>(
     };
     write_array(out, len, depth, |out, i, depth| {
         let first = item(i);
-        // Arrays of ints are common (and cheap to write): they skip the call and the dispatch,
-        // and a run of small ones shares one reservation.
-        // SAFETY: `first` is a live object held by the sequence; only its type is read.
-        if unsafe { ffi::Py_TYPE(first) } == &raw mut ffi::PyLong_Type {
+        // Arrays of numbers are common (and cheap to write): they skip the call and the
+        // dispatch, and a run of small ints shares one reservation.
+        // SAFETY: `first` is a live object held by the sequence; its type is read, and its
+        // value once the type says it is an exact float.
+        let ty = unsafe { ffi::Py_TYPE(first) };
+        if ty == &raw mut ffi::PyLong_Type {
             let written = write_int_run(out, &item, i, len);
             if written > 0 {
                 return Ok(written);
             }
             return write_int(out, first).map(|()| 1);
+        }
+        if ty == &raw mut ffi::PyFloat_Type {
+            return write_f64(out, unsafe { ffi::PyFloat_AS_DOUBLE(first) }).map(|()| 1);
         }
         write_value(out, first, depth).map(|()| 1)
     })

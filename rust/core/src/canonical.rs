@@ -405,6 +405,72 @@ pub(crate) fn sort_members<V>(members: &mut [(&str, V)]) -> Result<(), Canonical
     }
 }
 
+/// Objects of at most this many members (most of a chat transcript's) take
+/// [`sort_small_members`].
+const SMALL_SORT_AT_MOST: usize = 8;
+
+/// [`sort_members`] for at most [`SMALL_SORT_AT_MOST`] members: an insertion sort on each
+/// key's first eight bytes, whole keys compared only where those are equal (issue 13: the
+/// calls to [`cmp_keys`] were most of the cost of the small objects of a chat transcript).
+/// The order is [`cmp_keys`]'s, by the argument of [`prefix_order`] with eight bytes for
+/// sixteen; keys with a byte in F0–FF in their prefix take [`sort_members`] instead.
+fn sort_small_members<V>(members: &mut [(&str, V)]) -> Result<(), CanonicalError> {
+    let n = members.len();
+    if n > SMALL_SORT_AT_MOST {
+        return sort_members(members);
+    }
+    let mut prefixes = [0u64; SMALL_SORT_AT_MOST];
+    let prefixes = &mut prefixes[..n];
+    let mut astral = 0;
+    for (prefix, (key, _)) in prefixes.iter_mut().zip(members.iter()) {
+        *prefix = key_prefix8(key.as_bytes());
+        astral |= high_nibble_set(*prefix);
+    }
+    if astral != 0 {
+        return sort_members(members);
+    }
+    let before = |p: u64, a: &str, q: u64, b: &str| p < q || (p == q && cmp_keys(a, b).is_lt());
+    for i in 1..n {
+        let mut j = i;
+        while j > 0 && before(prefixes[j], members[j].0, prefixes[j - 1], members[j - 1].0) {
+            members.swap(j, j - 1);
+            prefixes.swap(j, j - 1);
+            j -= 1;
+        }
+    }
+    // Equal keys are now next to each other; the first pair is the one sort_members names.
+    match (1..n).find(|&i| prefixes[i] == prefixes[i - 1] && members[i].0 == members[i - 1].0) {
+        Some(i) => Err(CanonicalError::new(CanonicalErrorKind::DuplicateKey(
+            members[i].0.to_owned(),
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The first eight bytes of `key` as a big-endian number, zero bytes past its end; short
+/// keys with overlapping loads rather than a copy.
+#[inline(always)]
+fn key_prefix8(key: &[u8]) -> u64 {
+    let n = key.len();
+    let be32 = |at: usize| {
+        u64::from(u32::from_be_bytes(
+            key[at..at + 4].try_into().unwrap_or([0; 4]),
+        ))
+    };
+    if n >= 8 {
+        u64::from_be_bytes(key[..8].try_into().unwrap_or([0; 8]))
+    } else if n >= 4 {
+        // Bytes 0..4 and n-4..n (overlapping, equal where they do) in their places.
+        (be32(0) << 32) | (be32(n - 4) << (8 * (8 - n)))
+    } else if n > 0 {
+        // The first, middle and last of one to three bytes.
+        let byte = |at: usize| u64::from(key[at]) << (8 * (7 - at));
+        byte(0) | byte(n / 2) | byte(n - 1)
+    } else {
+        0
+    }
+}
+
 impl Value {
     /// The canonical JSON (RFC 8785) bytes of this value.
     pub fn to_canonical(&self) -> Result<Vec<u8>, CanonicalError> {
@@ -498,7 +564,11 @@ pub fn write_object<O: Output, V>(
             return write_in_order(out, members, &order, depth, write_member);
         }
     }
-    sort_members(members)?;
+    if members.len() < PREFIX_SORT_FROM {
+        sort_small_members(members)?;
+    } else {
+        sort_members(members)?;
+    }
     out.push(b'{');
     for (i, (key, value)) in members.iter().enumerate() {
         if i > 0 {
@@ -847,6 +917,64 @@ mod tests {
         members.push(("bad".into(), Value::Number(f64::NAN)));
         let err = Value::Object(members).to_canonical().unwrap_err();
         assert_eq!(err.path.to_string(), "$.bad");
+    }
+
+    #[test]
+    fn small_sort_is_the_order_of_cmp_keys() {
+        // Every prefix length 0..=8 meets every other, with the bytes around the cases
+        // cmp_keys treats apart; shuffled windows of every size below the prefix sort's.
+        let mut keys: Vec<String> = prefix_sort_keys(true)
+            .into_iter()
+            .map(|k| k.replace(&"p".repeat(9), ""))
+            .collect();
+        keys.extend(
+            [
+                "tool_calls",
+                "tool_call_id",
+                "to",
+                "t",
+                "\u{7f}",
+                "é",
+                "\u{E000}x",
+            ]
+            .map(String::from),
+        );
+        keys.sort_by(|a, b| cmp_keys(a, b));
+        keys.dedup();
+        let mut state = 0x9e37_79b9_u64;
+        for size in 0..=SMALL_SORT_AT_MOST + 1 {
+            for start in (0..keys.len().saturating_sub(size)).step_by(7) {
+                let mut window: Vec<&str> = keys[start..start + size]
+                    .iter()
+                    .map(String::as_str)
+                    .collect();
+                let expected = window.clone();
+                for i in (1..window.len()).rev() {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    window.swap(i, (state % (i as u64 + 1)) as usize);
+                }
+                let mut members: Vec<(&str, ())> = window.iter().map(|k| (*k, ())).collect();
+                sort_small_members(&mut members).unwrap();
+                let sorted: Vec<&str> = members.iter().map(|m| m.0).collect();
+                assert_eq!(sorted, expected);
+            }
+        }
+        for p in 0..8 {
+            let a: String = "abcdefgh"[..p].to_owned();
+            assert_eq!(
+                key_prefix8(a.as_bytes()),
+                u64::from_be_bytes(*b"abcdefgh")
+                    & !(u64::MAX.checked_shr(8 * p as u32).unwrap_or(0))
+            );
+        }
+        let mut dup = vec![("b", ()), ("tool_calls", ()), ("a", ()), ("tool_calls", ())];
+        let err = sort_small_members(&mut dup).unwrap_err();
+        assert_eq!(
+            err.kind,
+            CanonicalErrorKind::DuplicateKey("tool_calls".into())
+        );
     }
 
     #[test]

@@ -4,6 +4,8 @@ This machine is shared and its timings swing by half; instruction counts do not.
 (needs valgrind): `python benches/instructions_canonical.py [letters]`, e.g. `... b c` for
 payloads (b) and (c) only. Each figure is the difference between a run with CALLS calls and
 one with none, divided by the number of calls, so building the payload and importing cancel out.
+Both runs use one hash seed (PYTHONHASHSEED=0): with a random one, the dict lookups of the
+import differ between the two runs by tens of thousands of instructions a call.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ def instructions(script: Path, which: str, payload: str, calls: int, out: Path) 
         ],
         check=True,
         capture_output=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
     )
     match = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.M)
     assert match, f"no totals in {out}"

@@ -234,17 +234,42 @@ pub fn write_i64<O: Output>(out: &mut O, v: i64) -> Result<(), CanonicalError> {
     if magnitude > MAX_SAFE_INTEGER as u64 {
         return Err(integer_out_of_range(v));
     }
+    out.reserve(INT_STORE);
+    let len = out.len();
+    // SAFETY: INT_STORE bytes of capacity are free past `len`, and the magnitude is safe;
+    // `set_len` covers the bytes write_safe_int reports written.
+    unsafe {
+        let n = write_safe_int(out.as_mut_ptr().add(len), v);
+        out.set_len(len + n);
+    }
+    Ok(())
+}
+
+/// How many bytes [`write_safe_int`] stores, whatever the length of the number.
+pub const INT_STORE: usize = 24;
+
+/// The longest integer [`write_safe_int`] writes: a sign and sixteen digits.
+pub const INT_TEXT_MAX: usize = 17;
+
+/// Writes `v` in plain decimal at `dst` and returns its length (at most [`INT_TEXT_MAX`]);
+/// [`INT_STORE`] bytes are stored, those past the length being scratch. For front ends that
+/// reserve once for a run of numbers ([`write_i64`] is this, checked).
+///
+/// # Safety
+/// `v` must be within ±[`MAX_SAFE_INTEGER`], and [`INT_STORE`] bytes writable at `dst`.
+#[inline(always)]
+pub unsafe fn write_safe_int(dst: *mut u8, v: i64) -> usize {
+    let magnitude = v.unsigned_abs();
     // The digits are written backwards into a scratch buffer, ending at `END`, then one
-    // fixed copy of 24 bytes moves them (a sign and at most sixteen digits) into the output:
-    // no count of the digits beforehand, no call to memcpy.
+    // fixed copy of 24 bytes moves them (a sign and at most sixteen digits) to `dst`: no
+    // count of the digits beforehand, no call to memcpy.
     const END: usize = 24;
     let mut scratch = std::mem::MaybeUninit::<[u8; 48]>::uninit();
     let buf = scratch.as_mut_ptr().cast::<u8>();
-    out.reserve(24);
     // SAFETY: the stores stay within `buf[END - 17..END]` (a sign and sixteen digits at
-    // most, as 2**53 − 1 has sixteen); the copy reads `buf[start..start + 24]`, within the 48
-    // bytes (start >= 7), and writes 24 bytes of the reserved capacity; `set_len` covers only
-    // the written digits and sign, which are initialised.
+    // most, as the caller keeps the magnitude below 2**53); the copy reads
+    // `buf[start..start + 24]`, within the 48 bytes (start >= 7), and writes the INT_STORE
+    // bytes the caller makes writable at `dst`.
     unsafe {
         let mut start = END;
         let mut rest = magnitude;
@@ -283,11 +308,9 @@ pub fn write_i64<O: Output>(out: &mut O, v: i64) -> Result<(), CanonicalError> {
             start -= 1;
             *buf.add(start) = b'-';
         }
-        let len = out.len();
-        std::ptr::copy_nonoverlapping(buf.add(start), out.as_mut_ptr().add(len), 24);
-        out.set_len(len + END - start);
+        std::ptr::copy_nonoverlapping(buf.add(start), dst, INT_STORE);
+        END - start
     }
-    Ok(())
 }
 
 #[cold]
@@ -382,6 +405,72 @@ pub(crate) fn sort_members<V>(members: &mut [(&str, V)]) -> Result<(), Canonical
     }
 }
 
+/// Objects of at most this many members (most of a chat transcript's) take
+/// [`sort_small_members`].
+const SMALL_SORT_AT_MOST: usize = 8;
+
+/// [`sort_members`] for at most [`SMALL_SORT_AT_MOST`] members: an insertion sort on each
+/// key's first eight bytes, whole keys compared only where those are equal (issue 13: the
+/// calls to [`cmp_keys`] were most of the cost of the small objects of a chat transcript).
+/// The order is [`cmp_keys`]'s, by the argument of [`prefix_order`] with eight bytes for
+/// sixteen; keys with a byte in F0–FF in their prefix take [`sort_members`] instead.
+fn sort_small_members<V>(members: &mut [(&str, V)]) -> Result<(), CanonicalError> {
+    let n = members.len();
+    if n > SMALL_SORT_AT_MOST {
+        return sort_members(members);
+    }
+    let mut prefixes = [0u64; SMALL_SORT_AT_MOST];
+    let prefixes = &mut prefixes[..n];
+    let mut astral = 0;
+    for (prefix, (key, _)) in prefixes.iter_mut().zip(members.iter()) {
+        *prefix = key_prefix8(key.as_bytes());
+        astral |= high_nibble_set(*prefix);
+    }
+    if astral != 0 {
+        return sort_members(members);
+    }
+    let before = |p: u64, a: &str, q: u64, b: &str| p < q || (p == q && cmp_keys(a, b).is_lt());
+    for i in 1..n {
+        let mut j = i;
+        while j > 0 && before(prefixes[j], members[j].0, prefixes[j - 1], members[j - 1].0) {
+            members.swap(j, j - 1);
+            prefixes.swap(j, j - 1);
+            j -= 1;
+        }
+    }
+    // Equal keys are now next to each other; the first pair is the one sort_members names.
+    match (1..n).find(|&i| prefixes[i] == prefixes[i - 1] && members[i].0 == members[i - 1].0) {
+        Some(i) => Err(CanonicalError::new(CanonicalErrorKind::DuplicateKey(
+            members[i].0.to_owned(),
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The first eight bytes of `key` as a big-endian number, zero bytes past its end; short
+/// keys with overlapping loads rather than a copy.
+#[inline(always)]
+fn key_prefix8(key: &[u8]) -> u64 {
+    let n = key.len();
+    let be32 = |at: usize| {
+        u64::from(u32::from_be_bytes(
+            key[at..at + 4].try_into().unwrap_or([0; 4]),
+        ))
+    };
+    if n >= 8 {
+        u64::from_be_bytes(key[..8].try_into().unwrap_or([0; 8]))
+    } else if n >= 4 {
+        // Bytes 0..4 and n-4..n (overlapping, equal where they do) in their places.
+        (be32(0) << 32) | (be32(n - 4) << (8 * (8 - n)))
+    } else if n > 0 {
+        // The first, middle and last of one to three bytes.
+        let byte = |at: usize| u64::from(key[at]) << (8 * (7 - at));
+        byte(0) | byte(n / 2) | byte(n - 1)
+    } else {
+        0
+    }
+}
+
 impl Value {
     /// The canonical JSON (RFC 8785) bytes of this value.
     pub fn to_canonical(&self) -> Result<Vec<u8>, CanonicalError> {
@@ -404,7 +493,7 @@ fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), Can
         Value::Number(v) => write_f64(out, *v)?,
         Value::String(s) => write_str(out, s),
         Value::Array(items) => write_array(out, items.len(), depth, |out, i, depth| {
-            write_value(out, &items[i], depth)
+            write_value(out, &items[i], depth).map(|()| 1)
         })?,
         Value::Object(members) => {
             let mut members: Vec<(&str, &Value)> =
@@ -430,7 +519,12 @@ pub fn enter(depth: usize) -> Result<(), CanonicalError> {
 }
 
 /// Writes an array of `len` elements found at `depth` containers deep: element `i` is written
-/// by `write_element(out, i, depth + 1)`, and an error in it is located at `[i]`.
+/// by `write_elements(out, i, depth + 1)`, and an error in it is located at `[i]`.
+///
+/// `write_elements` returns how many elements it wrote, at least one: it may go on past
+/// element `i` with the elements that follow, each after its `,` (the Python binding writes
+/// runs of small ints after one reservation). It fails only on element `i` itself, before
+/// writing any other.
 ///
 /// Front ends with their own values (the Python binding) write through this and
 /// [`write_object`], so the structure rules (depth limit, separators, paths) live here once.
@@ -438,15 +532,18 @@ pub fn write_array<O: Output>(
     out: &mut O,
     len: usize,
     depth: usize,
-    mut write_element: impl FnMut(&mut O, usize, usize) -> Result<(), CanonicalError>,
+    mut write_elements: impl FnMut(&mut O, usize, usize) -> Result<usize, CanonicalError>,
 ) -> Result<(), CanonicalError> {
     enter(depth)?;
     out.push(b'[');
-    for i in 0..len {
+    let mut i = 0;
+    while i < len {
         if i > 0 {
             out.push(b',');
         }
-        write_element(out, i, depth + 1).map_err(|e| e.in_index(i))?;
+        let written = write_elements(out, i, depth + 1).map_err(|e| e.in_index(i))?;
+        debug_assert!(written >= 1 && i + written <= len);
+        i += written;
     }
     out.push(b']');
     Ok(())
@@ -467,7 +564,11 @@ pub fn write_object<O: Output, V>(
             return write_in_order(out, members, &order, depth, write_member);
         }
     }
-    sort_members(members)?;
+    if members.len() < PREFIX_SORT_FROM {
+        sort_small_members(members)?;
+    } else {
+        sort_members(members)?;
+    }
     out.push(b'{');
     for (i, (key, value)) in members.iter().enumerate() {
         if i > 0 {
@@ -633,6 +734,38 @@ mod tests {
         }
     }
 
+    /// The eight-digit lanes against `format!`: every value below 10**6 and around each
+    /// power of ten, then a spread over the whole safe range, both signs.
+    #[test]
+    fn integers_agree_with_format() {
+        let check = |v: i64| {
+            let mut out = b"[".to_vec();
+            write_i64(&mut out, v).unwrap();
+            assert_eq!(out, format!("[{v}").into_bytes(), "{v}");
+        };
+        for v in -1_000_000..=1_000_000 {
+            check(v);
+        }
+        let mut p = 1i64;
+        while p <= MAX_SAFE_INTEGER / 10 {
+            p *= 10;
+            for d in -3..=3 {
+                check(p + d);
+                check(-(p + d));
+            }
+        }
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..200_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Magnitudes of every length: a random value cut to a random number of bits.
+            let bits = state % 54;
+            let v = ((state >> 8) & ((1u64 << bits) - 1)).min(MAX_SAFE_INTEGER as u64) as i64;
+            check(if state & 1 == 0 { v } else { -v });
+        }
+    }
+
     #[test]
     fn first_difference_in_every_position() {
         let a = "abcdefghijklmnopqrstuvwxyz";
@@ -784,6 +917,64 @@ mod tests {
         members.push(("bad".into(), Value::Number(f64::NAN)));
         let err = Value::Object(members).to_canonical().unwrap_err();
         assert_eq!(err.path.to_string(), "$.bad");
+    }
+
+    #[test]
+    fn small_sort_is_the_order_of_cmp_keys() {
+        // Every prefix length 0..=8 meets every other, with the bytes around the cases
+        // cmp_keys treats apart; shuffled windows of every size below the prefix sort's.
+        let mut keys: Vec<String> = prefix_sort_keys(true)
+            .into_iter()
+            .map(|k| k.replace(&"p".repeat(9), ""))
+            .collect();
+        keys.extend(
+            [
+                "tool_calls",
+                "tool_call_id",
+                "to",
+                "t",
+                "\u{7f}",
+                "é",
+                "\u{E000}x",
+            ]
+            .map(String::from),
+        );
+        keys.sort_by(|a, b| cmp_keys(a, b));
+        keys.dedup();
+        let mut state = 0x9e37_79b9_u64;
+        for size in 0..=SMALL_SORT_AT_MOST + 1 {
+            for start in (0..keys.len().saturating_sub(size)).step_by(7) {
+                let mut window: Vec<&str> = keys[start..start + size]
+                    .iter()
+                    .map(String::as_str)
+                    .collect();
+                let expected = window.clone();
+                for i in (1..window.len()).rev() {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    window.swap(i, (state % (i as u64 + 1)) as usize);
+                }
+                let mut members: Vec<(&str, ())> = window.iter().map(|k| (*k, ())).collect();
+                sort_small_members(&mut members).unwrap();
+                let sorted: Vec<&str> = members.iter().map(|m| m.0).collect();
+                assert_eq!(sorted, expected);
+            }
+        }
+        for p in 0..8 {
+            let a: String = "abcdefgh"[..p].to_owned();
+            assert_eq!(
+                key_prefix8(a.as_bytes()),
+                u64::from_be_bytes(*b"abcdefgh")
+                    & !(u64::MAX.checked_shr(8 * p as u32).unwrap_or(0))
+            );
+        }
+        let mut dup = vec![("b", ()), ("tool_calls", ()), ("a", ()), ("tool_calls", ())];
+        let err = sort_small_members(&mut dup).unwrap_err();
+        assert_eq!(
+            err.kind,
+            CanonicalErrorKind::DuplicateKey("tool_calls".into())
+        );
     }
 
     #[test]

@@ -16,87 +16,118 @@
 //!
 //! | `e` | ECMAScript | zmij | here |
 //! |---|---|---|---|
-//! | ≤ −7, ≥ 21 | `1.5e-7`, `1e+21` | the same | copied |
-//! | −5 … 15 | `0.00001`, `42`, `1.5` | the same, `42.0` for integers | copied, `.0` dropped |
+//! | ≤ −7, ≥ 21 | `1.5e-7`, `1e+21` | the same | kept |
+//! | −5 … 15 | `0.00001`, `42`, `1.5` | the same, `42.0` for integers | kept, `.0` dropped |
 //! | −6 | `0.0000015` | `1.5e-6` | laid out from zmij's digits |
 //! | 16 … 20 | `15000000000000000` | `1.5e+16` | laid out from zmij's digits |
 
 use crate::canonical::Output;
 
+/// Room a number needs past the output's length: zmij's buffer (24 bytes, which its digit
+/// stores may fill past the number's end) rounded up, and the widest text (25 bytes,
+/// `-0.00000` and seventeen digits).
+pub(crate) const NUMBER_ROOM: usize = 32;
+
+// zmij writes into a `zmij::Buffer` only, so the output's spare capacity is viewed as one
+// (as orjson writes its floats). zmij 1's Buffer is one field, `[MaybeUninit<u8>; 24]`; a
+// struct of that size and alignment 1 is that array alone, at offset 0, so its text starts
+// where the buffer does. A zmij that changes the Buffer fails to build here.
+const _: () = assert!(
+    std::mem::size_of::<zmij::Buffer>() == 24
+        && std::mem::size_of::<zmij::Buffer>() <= NUMBER_ROOM
+        && std::mem::align_of::<zmij::Buffer>() == 1
+);
+
 /// Appends `v`, which must be finite and non-zero, in ECMAScript form.
-pub(crate) fn write_es_number<O: Output>(out: &mut O, v: f64) {
-    let mut buffer = zmij::Buffer::new();
-    let text = buffer.format_finite(v).as_bytes();
-    let magnitude = v.abs();
-    if (1e-5..1e16).contains(&magnitude) {
-        extend_short(out, text.strip_suffix(b".0").unwrap_or(text));
-    } else if !(1e-6..1e21).contains(&magnitude) {
-        extend_short(out, text);
-    } else {
-        write_plain_from_exponent_form(out, text, magnitude < 1.0);
-    }
-}
-
-/// Appends `bytes` (a number's text: 1 to 25 bytes) with overlapping fixed-size copies
-/// rather than a call to `memcpy`, which costs more than the copy at these lengths.
+///
+/// zmij writes its text straight into the output (issue 13: formatting on the stack, then
+/// copying, cost a float a fifth of its instructions), and the layout is corrected there:
+/// dropping a `.0` is a shorter length; only the two layouts that differ in more than that
+/// (exponents −6 and 16 to 20) are rewritten, from a copy.
 #[inline(always)]
-fn extend_short<O: Output>(out: &mut O, bytes: &[u8]) {
-    let n = bytes.len();
-    if n == 0 || n > 32 {
-        out.extend_from_slice(bytes);
-        return;
-    }
-    out.reserve(32);
-    // SAFETY: 1 <= n <= 32 and 32 bytes of capacity are free past the length: each pair of
-    // copies reads within `bytes` and writes within `dst..dst + n`, together covering it all;
-    // `set_len` covers exactly those `n` bytes.
-    unsafe {
-        let src = bytes.as_ptr();
-        let dst = out.as_mut_ptr().add(out.len());
-        if n >= 16 {
-            std::ptr::copy_nonoverlapping(src, dst, 16);
-            std::ptr::copy_nonoverlapping(src.add(n - 16), dst.add(n - 16), 16);
-        } else if n >= 8 {
-            std::ptr::copy_nonoverlapping(src, dst, 8);
-            std::ptr::copy_nonoverlapping(src.add(n - 8), dst.add(n - 8), 8);
-        } else if n >= 4 {
-            std::ptr::copy_nonoverlapping(src, dst, 4);
-            std::ptr::copy_nonoverlapping(src.add(n - 4), dst.add(n - 4), 4);
+pub(crate) fn write_es_number<O: Output>(out: &mut O, v: f64) {
+    out.reserve(NUMBER_ROOM);
+    let len = out.len();
+    // SAFETY: NUMBER_ROOM (at least the size of a zmij::Buffer, whose alignment is 1: the
+    // assertion above) bytes of capacity are free past `len`, and a Buffer is bytes that may
+    // be uninitialised, so any such bytes are a valid Buffer. zmij writes only within it and
+    // returns the text it wrote there, at its start (`format_finite` slices from offset 0).
+    let n = unsafe {
+        let buffer = &mut *out.as_mut_ptr().add(len).cast::<zmij::Buffer>();
+        buffer.format_finite(v).len()
+    };
+    let magnitude = v.abs();
+    let n = if (1e-5..1e16).contains(&magnitude) {
+        // zmij's plain form, with `.0` after an integer, which ECMAScript does not write.
+        // SAFETY: zmij wrote `n` >= 3 bytes at `len` (a digit, a point and a digit at least).
+        let tail = unsafe { out.as_mut_ptr().add(len + n - 2).cast::<[u8; 2]>().read() };
+        if tail == *b".0" {
+            n - 2
         } else {
-            // 1 to 3 bytes: the first, the middle and the last.
-            *dst = *src;
-            *dst.add(n / 2) = *src.add(n / 2);
-            *dst.add(n - 1) = *src.add(n - 1);
+            n
         }
-        out.set_len(out.len() + n);
-    }
+    } else if !(1e-6..1e21).contains(&magnitude) {
+        n
+    } else {
+        // SAFETY: the `n` bytes at `len` are zmij's text, just written.
+        let text = unsafe { std::slice::from_raw_parts(out.as_mut_ptr().add(len), n) };
+        let mut copy = [0u8; NUMBER_ROOM];
+        copy[..n].copy_from_slice(text);
+        return write_plain_from_exponent_form(out, &copy, n, magnitude < 1.0);
+    };
+    // SAFETY: the first `n` bytes at `len` are the number's text, written by zmij.
+    unsafe { out.set_len(len + n) };
 }
 
-/// Lays out zmij's `[-]d[.ddd]e-6` (`small`) or `[-]d[.ddd]e+EE` (EE in 16..=20) in plain
-/// decimal, as ECMA-262 § 6.1.6.1.20 steps 7 and 9 do for those exponents.
-fn write_plain_from_exponent_form<O: Output>(out: &mut O, text: &[u8], small: bool) {
-    let (sign, text) = match text.split_first() {
-        Some((b'-', rest)) => (&b"-"[..], rest),
-        _ => (&b""[..], text),
-    };
-    // The exponent is `-6` or `+EE`: three or four bytes after the digits.
-    let (mantissa, exponent) = text.split_at(text.len() - if small { 3 } else { 4 });
-    // `d` or `d.ddd`: the first digit, then those after the point.
-    let (first, rest) = mantissa.split_at(1);
-    let rest = rest.get(1..).unwrap_or_default();
-    out.extend_from_slice(sign);
-    if small {
-        // 0.00000ddd: the first significant digit is the sixth after the point.
-        out.extend_from_slice(b"0.00000");
-        out.extend_from_slice(first);
-        out.extend_from_slice(rest);
-    } else {
-        // An integer of e + 1 digits: the significant ones, then zeros (at most 17 digits are
-        // significant, so e ≥ 16 leaves no fraction).
-        let e = usize::from(exponent[2] - b'0') * 10 + usize::from(exponent[3] - b'0');
-        out.extend_from_slice(first);
-        out.extend_from_slice(rest);
-        out.extend_with(e - rest.len(), b'0');
+/// Lays out zmij's `[-]d[.ddd]e-6` (`small`), the first `n` bytes of `text`, or
+/// `[-]d[.ddd]e+EE` (EE in 16..=20) in plain decimal, as ECMA-262 § 6.1.6.1.20 steps 7 and
+/// 9 do for those exponents. Fixed-size stores, as write_es_number's (no call to memcpy for
+/// a few bytes: a sixth of the numbers of payload (d) take this way).
+#[inline(never)]
+fn write_plain_from_exponent_form<O: Output>(
+    out: &mut O,
+    text: &[u8; NUMBER_ROOM],
+    n: usize,
+    small: bool,
+) {
+    let negative = usize::from(text[0] == b'-');
+    // `d` or `d.ddd` before the exponent (`e-6` or `e+EE`): the first digit, then at most
+    // sixteen after the point, from `rest` on.
+    let mantissa = n - negative - if small { 3 } else { 4 };
+    let first = text[negative];
+    let rest = negative + if mantissa > 1 { 2 } else { 1 };
+    let rest_len = mantissa.saturating_sub(2);
+    // The widest stores below end 41 bytes past the length.
+    out.reserve(48);
+    let len = out.len();
+    // SAFETY: 48 bytes of capacity are free past `len`; the 16-byte copy reads
+    // `text[rest..rest + 16]`, within its 32 bytes (rest <= 3). The stores: a sign byte,
+    // then (small) eight bytes and sixteen after them, ending 25 bytes past `len`, or
+    // (large) one digit, sixteen bytes after it and 24 zeros from the end of the digits,
+    // ending at most 1 + 1 + 15 + 24 = 41 bytes past `len`. `set_len` covers the sign, the
+    // digits and the zeros of the plain form, all written.
+    unsafe {
+        let dst = out.as_mut_ptr().add(len);
+        *dst = b'-';
+        let p = dst.add(negative);
+        let digits = text.as_ptr().add(rest);
+        let written = if small {
+            // 0.00000ddd: the first significant digit is the sixth after the point.
+            p.cast::<[u8; 8]>().write_unaligned(*b"0.00000?");
+            *p.add(7) = first;
+            std::ptr::copy_nonoverlapping(digits, p.add(8), 16);
+            8 + rest_len
+        } else {
+            // An integer of e + 1 digits: the significant ones, then zeros (at most 17
+            // digits are significant, so e >= 16 leaves no fraction).
+            let exponent = &text[n - 2..n];
+            let e = usize::from(exponent[0] - b'0') * 10 + usize::from(exponent[1] - b'0');
+            *p = first;
+            std::ptr::copy_nonoverlapping(digits, p.add(1), 16);
+            std::ptr::write_bytes(p.add(1 + rest_len), b'0', 24);
+            1 + e
+        };
+        out.set_len(len + negative + written);
     }
 }
 

@@ -31,7 +31,8 @@ pub(crate) const NUMBER_ROOM: usize = 32;
 // zmij writes into a `zmij::Buffer` only, so the output's spare capacity is viewed as one
 // (as orjson writes its floats). zmij 1's Buffer is one field, `[MaybeUninit<u8>; 24]`; a
 // struct of that size and alignment 1 is that array alone, at offset 0, so its text starts
-// where the buffer does. A zmij that changes the Buffer fails to build here.
+// where the buffer does. zmij is pinned to the version whose source says so (Cargo.toml);
+// a zmij whose Buffer changes size or alignment fails to build here.
 const _: () = assert!(
     std::mem::size_of::<zmij::Buffer>() == 24
         && std::mem::size_of::<zmij::Buffer>() <= NUMBER_ROOM

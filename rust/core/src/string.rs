@@ -23,8 +23,9 @@ const ESCAPES: [u8; 256] = {
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// For each byte that needs an escape, its escape as a little-endian word (the first byte
-/// lowest) with its length in the top byte, so an escape is one load and one eight-byte
-/// store (built from [`ESCAPES`] at compile time; the top byte is never kept, an escape
+/// lowest) with the bytes it adds (its length less one) in the top byte, so an escape is
+/// one load and one eight-byte store (built from [`ESCAPES`] at compile time; the top byte
+/// is never kept, an escape
 /// being at most six bytes).
 const ESCAPED: [u64; 256] = {
     let mut table = [0u64; 256];
@@ -32,9 +33,9 @@ const ESCAPED: [u64; 256] = {
     while b < 256 {
         let escape = ESCAPES[b];
         let bytes = if escape == b'u' {
-            [b'\\', b'u', b'0', b'0', HEX[b >> 4], HEX[b & 0xf], 0, 6]
+            [b'\\', b'u', b'0', b'0', HEX[b >> 4], HEX[b & 0xf], 0, 5]
         } else {
-            [b'\\', escape, 0, 0, 0, 0, 0, 2]
+            [b'\\', escape, 0, 0, 0, 0, 0, 1]
         };
         if escape != 0 {
             table[b] = u64::from_le_bytes(bytes);
@@ -131,22 +132,23 @@ pub fn write_str<O: Output>(out: &mut O, s: &str) {
 /// after those of its escapes.
 #[inline(always)]
 unsafe fn block(src: *const u8, dst: *mut u8) -> *mut u8 {
-    // SAFETY: the caller's promises; `at <= 16`, so `src + at` has sixteen readable bytes.
+    // SAFETY: the caller's promises; `p + 1 <= 16`, so `src + p + 1` has sixteen readable
+    // bytes.
     unsafe {
         let mut mask = store_block(src, dst);
         if mask == 0 {
             return dst.add(16);
         }
-        let mut dst = dst;
-        let mut at = 0; // the bytes of the block consumed
+        // Where byte `p` of the block goes is `lag + p`: `lag` starts at `dst` and moves on
+        // by what each escape adds to its byte.
+        let mut lag = dst;
         loop {
             let p = mask.trailing_zeros() as usize;
-            dst = write_escape(dst.add(p - at), *src.add(p));
-            at = p + 1;
-            copy16(src.add(at), dst);
+            lag = lag.add(write_escape(lag.add(p), *src.add(p)));
+            copy16(src.add(p + 1), lag.add(p + 1));
             mask &= mask - 1;
             if mask == 0 {
-                return dst.add(16 - at);
+                return lag.add(16);
             }
         }
     }
@@ -216,34 +218,34 @@ unsafe fn escape_word(mut dst: *mut u8, word: u128, mut mask: u32, len: usize) -
     // SAFETY: the caller's promise: each escape and each store of sixteen bytes starts at
     // most six bytes on for each byte consumed before it.
     unsafe {
-        let mut at = 0;
+        // As in `block`: byte `p` goes to `lag + p`.
+        let mut lag = dst;
         loop {
             let p = mask.trailing_zeros() as usize;
             let from = word >> (8 * p); // the escaped byte lowest (`p < 16`)
-            dst = write_escape(dst.add(p - at), from as u8);
-            at = p + 1;
-            dst.cast::<u128>().write_unaligned((from >> 8).to_le());
+            lag = lag.add(write_escape(lag.add(p), from as u8));
+            lag.add(p + 1)
+                .cast::<u128>()
+                .write_unaligned((from >> 8).to_le());
             mask &= mask - 1;
             if mask == 0 {
-                return dst.add(len - at);
+                return lag.add(len);
             }
         }
     }
 }
 
 /// Writes the escape of `byte` (one that needs an escape) at `dst` with one eight-byte
-/// store; returns the end of the escape.
+/// store; returns how many bytes longer than the byte the escape is (one or five).
 ///
 /// # Safety
 /// Eight bytes must be writable at `dst`.
 #[inline(always)]
-unsafe fn write_escape(dst: *mut u8, byte: u8) -> *mut u8 {
+unsafe fn write_escape(dst: *mut u8, byte: u8) -> usize {
     let escape = ESCAPED[usize::from(byte)];
     // SAFETY: the caller's promise; an escape is at most six bytes, within the eight.
-    unsafe {
-        dst.cast::<u64>().write_unaligned(escape.to_le());
-        dst.add((escape >> 56) as usize)
-    }
+    unsafe { dst.cast::<u64>().write_unaligned(escape.to_le()) };
+    (escape >> 56) as usize
 }
 
 /// Copies sixteen bytes from `src` to `dst`.

@@ -214,7 +214,7 @@ unsafe fn tail(src: *const u8, len: usize, dst: *mut u8) -> *mut u8 {
 /// # Safety
 /// `len * 6 + 16` bytes must be writable at `dst`.
 #[inline(always)]
-unsafe fn escape_word(mut dst: *mut u8, word: u128, mut mask: u32, len: usize) -> *mut u8 {
+unsafe fn escape_word(dst: *mut u8, word: u128, mut mask: u32, len: usize) -> *mut u8 {
     // SAFETY: the caller's promise: each escape and each store of sixteen bytes starts at
     // most six bytes on for each byte consumed before it.
     unsafe {

@@ -52,14 +52,35 @@ const WINDOW: usize = 4096;
 /// bytes, of which the step may keep none) and the closing quote.
 const SLACK: usize = 32;
 
-/// The room that writing the last `rest` bytes of a text needs before its next check: the
-/// bytes themselves, five more for each byte of the next window (an escape is at most six
-/// bytes for one), and [`SLACK`]. The last window takes up to `WINDOW + 32` bytes, so the
-/// blocks of every other window have sixteen bytes of text after them (see `block`).
+/// The bytes of text the window starting `rest` bytes before the end takes: [`WINDOW`], or
+/// all of them when at most `WINDOW + 32` are left, so the blocks of every window but the
+/// last have sixteen bytes of text after them (see `block`).
 #[inline(always)]
-fn room_for(rest: usize) -> usize {
-    let window = if rest <= WINDOW + 32 { rest } else { WINDOW };
-    rest + 5 * window + SLACK
+fn window(rest: usize) -> usize {
+    if rest <= WINDOW + 32 {
+        rest
+    } else {
+        WINDOW
+    }
+}
+
+/// The room a window of `take` bytes needs: six bytes for each (an escape is at most six
+/// bytes for one) and [`SLACK`].
+#[inline(always)]
+fn room_for(take: usize) -> usize {
+    6 * take + SLACK
+}
+
+/// What to reserve when the room for the next window runs out with `rest` bytes of text left,
+/// having written `written` bytes for the first `consumed`: the rest at the rate of escapes so
+/// far and an eighth more, and five more bytes for each of a window. A long text with escapes
+/// then grows its output about once, early (a `realloc` copies its whole block, used or not:
+/// a late grow of a 1 MB text was a 1 MB copy, issue 13), and a text without any, once.
+#[cold]
+fn estimate(rest: usize, written: usize, consumed: usize) -> usize {
+    let added = written.saturating_sub(consumed) as u128;
+    let more = (rest as u128 * added * 9 / (8 * consumed.max(1) as u128)) as usize;
+    rest.saturating_add(more).saturating_add(5 * WINDOW + SLACK)
 }
 
 /// Writes `s` as a JSON string: `"` and `\` and U+0000–U+001F escaped (short forms where
@@ -75,22 +96,24 @@ fn room_for(rest: usize) -> usize {
 pub fn write_str<O: Output>(out: &mut O, s: &str) {
     let bytes = s.as_bytes();
     let n = bytes.len();
-    out.reserve(1 + room_for(n)); // the opening quote, then the text
+    out.reserve(1 + room_for(window(n))); // the opening quote, then the first window
     let src = bytes.as_ptr();
-    let mut i = 0; // the first byte of `s` not yet written
-                   // SAFETY: before each window (the opening quote aside) the capacity from `dst` is at
-                   // least `room_for(n - i)`. A window of `w` bytes writes at most `6 * w` bytes (an escape
-                   // is at most six bytes for one), and each store in it writes at most sixteen bytes at a
-                   // `dst` that is at most six bytes on for each byte of the window consumed before it, so
-                   // every store ends within `6 * (w - 1) + 16 <= 6 * w + SLACK` of the window's start.
-                   // After the last window the closing quote fits in the slack. Every kept byte is
-                   // initialised by the store that kept it, and `set_len` covers exactly the kept bytes.
-                   // Loads read only within `bytes`: `block` at `i + 32 <= n` (it reads up to sixteen bytes
-                   // past its block), `last_block` at `i + 16 <= n`, `tail` within `n - i`.
+    // The first byte of `s` not yet written.
+    let mut i = 0;
+    // SAFETY: before each window (the opening quote aside) the capacity from `dst` is at
+    // least `room_for(w)` for its `w` bytes. Each store in a window writes at most sixteen
+    // bytes at a `dst` that is at most six bytes on for each byte of the window consumed
+    // before it, so every store ends within `6 * (w - 1) + 16 <= room_for(w)` of the
+    // window's start; after the last window (at most `6 * w` bytes) the closing quote fits
+    // in the slack. Every kept byte is initialised by the store that kept it, and `set_len`
+    // covers exactly the kept bytes. Loads read only within `bytes`: `block` at
+    // `i + 32 <= n` (it reads up to sixteen bytes past its block), `last_block` at
+    // `i + 16 <= n`, `tail` within `n - i`.
     unsafe {
         let mut dst = out.as_mut_ptr().add(out.len());
         *dst = b'"';
         dst = dst.add(1);
+        let first = dst.offset_from(out.as_mut_ptr()) as usize;
         while n - i > WINDOW + 32 {
             let stop = i + WINDOW; // at most `n - 32`: every block has sixteen bytes after it
             while i < stop {
@@ -98,10 +121,10 @@ pub fn write_str<O: Output>(out: &mut O, s: &str) {
                 i += 16;
             }
             let room = out.as_mut_ptr().add(out.capacity()).offset_from(dst) as usize;
-            if room < room_for(n - i) {
+            if room < room_for(window(n - i)) {
                 let written = dst.offset_from(out.as_mut_ptr()) as usize;
                 out.set_len(written);
-                out.reserve(room_for(n - i));
+                out.reserve(estimate(n - i, written - first, i));
                 dst = out.as_mut_ptr().add(written);
             }
         }

@@ -71,16 +71,52 @@ fn room_for(take: usize) -> usize {
     6 * take + SLACK
 }
 
-/// What to reserve when the room for the next window runs out with `rest` bytes of text left,
-/// having written `written` bytes for the first `consumed`: the rest at the rate of escapes so
-/// far and an eighth more, and five more bytes for each of a window. A long text with escapes
-/// then grows its output about once, early (a `realloc` copies its whole block, used or not:
-/// a late grow of a 1 MB text was a 1 MB copy, issue 13), and a text without any, once.
-#[cold]
+/// What to reserve when the room runs out with `rest` bytes of text left, having written
+/// `written` bytes for the first `consumed`: the rest at the rate of escapes so far and an
+/// eighth more. A long text with escapes then grows its output about once, early (a
+/// `realloc` copies its whole block, used or not: a late grow of a 1 MB text was a 1 MB
+/// copy, issue 13), and a text without any to its own length (a larger block than the
+/// `bytes` that is left would keep glibc from reusing it on the next call: a fresh `mmap`,
+/// faulted in on every call).
 fn estimate(rest: usize, written: usize, consumed: usize) -> usize {
     let added = written.saturating_sub(consumed) as u128;
     let more = (rest as u128 * added * 9 / (8 * consumed.max(1) as u128)) as usize;
-    rest.saturating_add(more).saturating_add(5 * WINDOW + SLACK)
+    rest.saturating_add(more).saturating_add(SLACK)
+}
+
+/// Makes sure of `need` bytes of room at `dst` (at least [`estimate`]); returns where the
+/// output is written now.
+///
+/// # Safety
+/// `dst` is within the capacity of `out`, past its length, and `first` the length of `out`
+/// when the text began; the bytes before `dst` are initialised.
+#[cold]
+#[inline(never)]
+unsafe fn grow<O: Output>(
+    out: &mut O,
+    dst: *mut u8,
+    need: usize,
+    rest: usize,
+    first: usize,
+    consumed: usize,
+) -> *mut u8 {
+    // SAFETY: the caller's promise; the length covers exactly the written bytes.
+    unsafe {
+        let written = dst.offset_from(out.as_mut_ptr()) as usize;
+        out.set_len(written);
+        out.reserve(need.max(estimate(rest, written - first, consumed)));
+        out.as_mut_ptr().add(written)
+    }
+}
+
+/// Whether any of the `len` bytes (1..=16) at `src` needs an escape.
+///
+/// # Safety
+/// `len` bytes must be readable at `src`.
+#[inline(always)]
+unsafe fn dirty(src: *const u8, len: usize) -> bool {
+    // SAFETY: the caller's promise.
+    unsafe { word_mask(load_word(src, len)) & (u32::MAX >> (32 - len)) != 0 }
 }
 
 /// Writes `s` as a JSON string: `"` and `\` and U+0000–U+001F escaped (short forms where
@@ -92,58 +128,126 @@ fn estimate(rest: usize, written: usize, consumed: usize) -> usize {
 /// again after it; so a run without escapes is read once and written once, and an escape
 /// costs a table load, an eight-byte store and one sixteen-byte copy, without scanning
 /// again (issue 13). The room is checked once per window of [`WINDOW`] bytes of text, for
-/// the longest form of the window, instead of once per escape.
+/// the longest form of the window, instead of once per escape; where the output was sized
+/// closer than that (the end of a long text), block by block, for the blocks that have
+/// escapes.
+#[inline(always)]
 pub fn write_str<O: Output>(out: &mut O, s: &str) {
+    let n = s.len();
+    if n > WINDOW + 32 {
+        return write_long(out, s);
+    }
+    // A short text (most keys and values) is one window, sized at once: kept inline, as
+    // the part of the writer every string runs.
+    out.reserve(2 + room_for(n));
+    // SAFETY: as in `write_long` for its last window: the room is `room_for(n)` after the
+    // opening quote.
+    unsafe {
+        let mut dst = out.as_mut_ptr().add(out.len());
+        *dst = b'"';
+        dst = last_window(s.as_ptr(), n, dst.add(1));
+        *dst = b'"';
+        let written = dst.add(1).offset_from(out.as_mut_ptr()) as usize;
+        out.set_len(written);
+    }
+}
+
+/// [`write_str`] for a text of more than one window.
+#[inline(never)]
+fn write_long<O: Output>(out: &mut O, s: &str) {
     let bytes = s.as_bytes();
     let n = bytes.len();
     out.reserve(1 + room_for(window(n))); // the opening quote, then the first window
     let src = bytes.as_ptr();
     // The first byte of `s` not yet written.
     let mut i = 0;
-    // SAFETY: before each window (the opening quote aside) the capacity from `dst` is at
-    // least `room_for(w)` for its `w` bytes. Each store in a window writes at most sixteen
-    // bytes at a `dst` that is at most six bytes on for each byte of the window consumed
-    // before it, so every store ends within `6 * (w - 1) + 16 <= room_for(w)` of the
-    // window's start; after the last window (at most `6 * w` bytes) the closing quote fits
-    // in the slack. Every kept byte is initialised by the store that kept it, and `set_len`
-    // covers exactly the kept bytes. Loads read only within `bytes`: `block` at
-    // `i + 32 <= n` (it reads up to sixteen bytes past its block), `last_block` at
-    // `i + 16 <= n`, `tail` within `n - i`.
+    // SAFETY: a window runs unchecked when the capacity from `dst` is at least `room_for(w)`
+    // for its `w` bytes: each store in it writes at most sixteen bytes at a `dst` at most six
+    // bytes on for each byte of the window consumed before it, so every store ends within
+    // `6 * (w - 1) + 16 <= room_for(w)` of the window's start. Otherwise it runs step by
+    // step with at least `n - i + SLACK` bytes of room before each step (made sure of on
+    // entry, kept by a step without escapes, which writes what it consumes, and made sure of
+    // as `n - i + 80 + SLACK` before a step with escapes, which writes at most 96 bytes for
+    // sixteen). After the last window the closing quote fits in the slack. Every kept byte
+    // is initialised by the store that kept it, and `set_len` covers exactly the kept bytes.
+    // Loads read only within `bytes`: `block` at `i + 32 <= n` (it reads up to sixteen
+    // bytes past its block), `last_block` at `i + 16 <= n`, `tail` and `dirty` within
+    // `n - i`.
     unsafe {
         let mut dst = out.as_mut_ptr().add(out.len());
         *dst = b'"';
         dst = dst.add(1);
         let first = dst.offset_from(out.as_mut_ptr()) as usize;
-        while n - i > WINDOW + 32 {
-            let stop = i + WINDOW; // at most `n - 32`: every block has sixteen bytes after it
-            while i < stop {
-                dst = block(src.add(i), dst);
-                i += 16;
-            }
+        loop {
+            let take = window(n - i);
+            let stop = i + take;
             let room = out.as_mut_ptr().add(out.capacity()).offset_from(dst) as usize;
-            if room < room_for(window(n - i)) {
-                let written = dst.offset_from(out.as_mut_ptr()) as usize;
-                out.set_len(written);
-                out.reserve(estimate(n - i, written - first, i));
-                dst = out.as_mut_ptr().add(written);
+            if room >= room_for(take) {
+                // A window that is not the last ends at least 32 bytes before the end, so
+                // each of its blocks has sixteen bytes of text after it.
+                if stop == n {
+                    dst = last_window(src.add(i), n - i, dst);
+                } else {
+                    while i < stop {
+                        dst = block(src.add(i), dst);
+                        i += 16;
+                    }
+                    continue;
+                }
+            } else {
+                if room < n - i + SLACK {
+                    dst = grow(out, dst, n - i + SLACK, n - i, first, i);
+                }
+                while i < stop {
+                    let len = (n - i).min(16);
+                    let room = out.as_mut_ptr().add(out.capacity()).offset_from(dst) as usize;
+                    if room < n - i + 80 + SLACK && dirty(src.add(i), len) {
+                        dst = grow(out, dst, n - i + 80 + SLACK, n - i, first, i);
+                    }
+                    dst = if i + 32 <= n {
+                        block(src.add(i), dst)
+                    } else if len == 16 {
+                        last_block(src.add(i), dst)
+                    } else {
+                        tail(src.add(i), len, dst)
+                    };
+                    i += len;
+                }
+                if stop < n {
+                    continue;
+                }
             }
+            *dst = b'"';
+            let written = dst.add(1).offset_from(out.as_mut_ptr()) as usize;
+            out.set_len(written);
+            return;
         }
-        // The last window: blocks while sixteen bytes follow them, then the last block and
-        // the last bytes, which cannot be read past.
-        while i + 32 <= n {
+    }
+}
+
+/// Writes the last `len` bytes of a text, at `src`, escaped, at `dst`: blocks while sixteen
+/// bytes of text follow them, then the last block and the last bytes, which cannot be read
+/// past. Returns the end of what it wrote.
+///
+/// # Safety
+/// `len` bytes must be readable at `src`, and `room_for(len)` writable at `dst`.
+#[inline(always)]
+unsafe fn last_window(src: *const u8, len: usize, mut dst: *mut u8) -> *mut u8 {
+    // SAFETY: the caller's promises (see the SAFETY comment of `write_long`).
+    unsafe {
+        let mut i = 0;
+        while i + 32 <= len {
             dst = block(src.add(i), dst);
             i += 16;
         }
-        if i + 16 <= n {
+        if i + 16 <= len {
             dst = last_block(src.add(i), dst);
             i += 16;
         }
-        if i < n {
-            dst = tail(src.add(i), n - i, dst);
+        if i < len {
+            dst = tail(src.add(i), len - i, dst);
         }
-        *dst = b'"';
-        let written = dst.add(1).offset_from(out.as_mut_ptr()) as usize;
-        out.set_len(written);
+        dst
     }
 }
 
@@ -206,20 +310,7 @@ unsafe fn tail(src: *const u8, len: usize, dst: *mut u8) -> *mut u8 {
     // SAFETY: the loads stay within the `len` bytes (see load_partial); the caller's
     // promises for `dst`.
     unsafe {
-        let word = if len >= 8 {
-            let lo = u64::from_le(std::ptr::read_unaligned(src.cast::<u64>()));
-            // The bytes after the first eight: the last eight, shifted down past those
-            // that the first word holds already (none when `len` is 8).
-            let hi = if len > 8 {
-                let last = u64::from_le(std::ptr::read_unaligned(src.add(len - 8).cast::<u64>()));
-                last >> (8 * (16 - len))
-            } else {
-                0
-            };
-            u128::from(lo) | u128::from(hi) << 64
-        } else {
-            u128::from(load_partial(src, len))
-        };
+        let word = load_word(src, len);
         dst.cast::<u128>().write_unaligned(word.to_le());
         let mask = word_mask(word) & ((1 << len) - 1);
         if mask == 0 {
@@ -279,6 +370,32 @@ unsafe fn write_escape(dst: *mut u8, byte: u8) -> usize {
 unsafe fn copy16(src: *const u8, dst: *mut u8) {
     // SAFETY: the caller's promise.
     unsafe { std::ptr::copy_nonoverlapping(src, dst, 16) }
+}
+
+/// The `len` bytes (1..=16) at `src` as a little-endian number (the first byte lowest, the
+/// bytes above `len` zero), read without reading past them.
+///
+/// # Safety
+/// `len` bytes must be readable at `src`.
+#[inline(always)]
+unsafe fn load_word(src: *const u8, len: usize) -> u128 {
+    // SAFETY: the loads stay within the `len` bytes (see load_partial).
+    unsafe {
+        if len >= 8 {
+            let lo = u64::from_le(std::ptr::read_unaligned(src.cast::<u64>()));
+            // The bytes after the first eight: the last eight, shifted down past those
+            // that the first word holds already (none when `len` is 8).
+            let hi = if len > 8 {
+                let last = u64::from_le(std::ptr::read_unaligned(src.add(len - 8).cast::<u64>()));
+                last >> (8 * (16 - len))
+            } else {
+                0
+            };
+            u128::from(lo) | u128::from(hi) << 64
+        } else {
+            u128::from(load_partial(src, len))
+        }
+    }
 }
 
 /// The `len` bytes (1..8) at `p` as a little-endian number (the first byte lowest, the
@@ -625,6 +742,16 @@ mod tests {
             let mut mixed = "ü".repeat(len / 2);
             mixed.push_str(&"\\".repeat(len - 2 * (len / 2)));
             texts.push(mixed);
+        }
+        // A long text sized to its length after its first window, with escapes only near
+        // its end (checked block by block there), sparse and dense.
+        for every in [1, 2, 7, 100] {
+            let len = 9 * WINDOW + 21;
+            let mut late = "k".repeat(len).into_bytes();
+            for k in (len - 7 * WINDOW..len).step_by(every) {
+                late[k] = b'\t';
+            }
+            texts.push(String::from_utf8(late).unwrap());
         }
         for text in &texts {
             for prefix in [0, 1, 7] {

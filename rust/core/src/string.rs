@@ -84,6 +84,27 @@ fn estimate(rest: usize, written: usize, consumed: usize) -> usize {
     rest.saturating_add(more).saturating_add(SLACK)
 }
 
+/// How many bytes the escapes of the `len` bytes (a multiple of sixteen) at `src` add.
+///
+/// # Safety
+/// `len` bytes must be readable at `src`.
+unsafe fn added_in(src: *const u8, len: usize) -> usize {
+    let mut added = 0;
+    let mut scratch = [0u8; 16];
+    // SAFETY: the caller's promise; each block is copied into `scratch`, not the output.
+    unsafe {
+        for at in (0..len).step_by(16) {
+            let mut mask = store_block(src.add(at), scratch.as_mut_ptr());
+            while mask != 0 {
+                let p = mask.trailing_zeros() as usize;
+                added += (ESCAPED[usize::from(*src.add(at + p))] >> 56) as usize;
+                mask &= mask - 1;
+            }
+        }
+    }
+    added
+}
+
 /// Makes sure of `need` bytes of room at `dst` (at least [`estimate`]); returns where the
 /// output is written now.
 ///
@@ -157,7 +178,12 @@ pub fn write_str<O: Output>(out: &mut O, s: &str) {
 fn write_long<O: Output>(out: &mut O, s: &str) {
     let bytes = s.as_bytes();
     let n = bytes.len();
-    out.reserve(1 + room_for(window(n))); // the opening quote, then the first window
+    // The opening quote, then the text at the rate of escapes of its first window (read
+    // once more: a few instructions a block), and at least that window's room: a text
+    // without escapes is sized to its length, one with escapes grows about never.
+    // SAFETY: `WINDOW < n` bytes are readable at the start of the text.
+    let added = unsafe { added_in(bytes.as_ptr(), WINDOW) };
+    out.reserve(1 + room_for(WINDOW).max(estimate(n, WINDOW + added, WINDOW)));
     let src = bytes.as_ptr();
     // The first byte of `s` not yet written.
     let mut i = 0;

@@ -152,7 +152,7 @@ unsafe fn dirty(src: *const u8, len: usize) -> bool {
 /// the longest form of the window, instead of once per escape; where the output was sized
 /// closer than that (the end of a long text), block by block, for the blocks that have
 /// escapes.
-#[inline(always)]
+#[inline]
 pub fn write_str<O: Output>(out: &mut O, s: &str) {
     let n = s.len();
     if n > WINDOW + 32 {

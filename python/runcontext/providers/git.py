@@ -18,7 +18,6 @@ import stat
 import time
 from pathlib import Path
 from reprlib import recursive_repr
-from typing import TYPE_CHECKING, Any, ClassVar
 
 from runcontext.providers._files import (
     NotRegularFileError,
@@ -30,8 +29,10 @@ from runcontext.providers._files import (
 from runcontext.providers._records import DataclassAttribute, frozen
 from runcontext.providers.base import Contribution
 
+TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
 if TYPE_CHECKING:
     from dataclasses import Field
+    from typing import Any, ClassVar
 
 __all__ = [
     "PACKED_REFS_BUDGET",

@@ -26,7 +26,7 @@ from runcontext._core import RunContext
 from runcontext.errors import RunContextError
 from runcontext.providers._files import chunks, open_regular
 from runcontext.providers.base import Contribution
-from runcontext.providers.git import GitReadError, find_repository
+from runcontext.providers.git import GitReadError, _locate
 from runcontext.providers.redact import redact
 
 __all__ = [
@@ -206,12 +206,12 @@ class InstructionsProvider:
         ``Path`` objects: a ``Path`` of a chain 2 000 levels deep costs milliseconds each.
         """
         try:
-            repo = find_repository(start, deadline)
+            found = _locate(start, deadline)
         except GitReadError:
-            repo = None  # the git provider reports it; here, search the directory alone
-        if repo is None:
+            found = None  # the git provider reports it; here, search the directory alone
+        if found is None:
             return None, [(start, "")], []
-        root = str(repo.root)
+        root = found[0]
         relative = os.path.relpath(start, root).split(os.sep) if start != root else []
         depths = range(len(relative) + 1)
         notes: list[str] = []

@@ -21,7 +21,8 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 
-from runcontext._controls import CONTROLS
+import runcontext._controls as _controls
+from runcontext._controls import may_hold_controls
 from runcontext._core import RunContext
 from runcontext.errors import RunContextError
 from runcontext.providers._files import chunks, open_regular
@@ -73,7 +74,8 @@ def _controls_note(shown: str, text: str) -> str | None:
     """A note when the text holds characters a terminal obeys (an escape sequence, a bare
     carriage return, a bidi override): they can hide text from the person reviewing what the
     agent is told. The text reaches the model unchanged (docs/PROVIDERS.md says why)."""
-    found = CONTROLS.findall(text.replace("\r\n", "\n"))
+    text = text.replace("\r\n", "\n")
+    found = _controls.CONTROLS.findall(text) if may_hold_controls(text) else []
     if not found:
         return None
     first = found[0]

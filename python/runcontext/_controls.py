@@ -7,7 +7,7 @@ C1 controls, and the Unicode bidirectional controls that reorder what is display
 Every one of them is a format (Cf) or control (Cc) character, which ``str.isprintable``
 refuses: text that is printable once its newlines and tabs are taken out has none, and
 :func:`may_hold_controls` says so at C speed, for any script. The patterns, whose compiling
-was a twentieth of what `runcontext show` costs to start (issue 13), are compiled when first
+was 5 M of the instructions `runcontext show` costs to start (issue 13), are compiled when first
 used, which such text never needs.
 """
 

@@ -1,6 +1,6 @@
 """``typing.NamedTuple``'s class syntax without importing ``typing``.
 
-Importing ``typing`` is about a tenth of what ``runcontext show`` costs to start (issue 13),
+Importing ``typing`` was a seventh of what ``runcontext show`` cost to start (issue 13),
 and the named tuples on its path (``Section``, ``Diagnostic``, ``redact.Secret``) were its
 last use at run time. ``class X(NamedTuple)`` here makes the class ``typing`` would: it
 calls ``collections.namedtuple`` with the annotated fields, their defaults and the module,

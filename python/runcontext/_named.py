@@ -5,9 +5,10 @@ and the named tuples on its path (``Section``, ``Diagnostic``, ``redact.Secret``
 last use at run time. ``class X(NamedTuple)`` here makes the class ``typing`` would: it
 calls ``collections.namedtuple`` with the annotated fields, their defaults and the module,
 and copies the body's docstring, qualname and methods onto it, with the same refusals
-(``_fields``, ``_make``, ``__new__``, … cannot be overridden). One difference: the
+(``_fields``, ``_make``, ``__new__``, … cannot be overridden). Two differences: the
 annotations stay the strings ``from __future__ import annotations`` left, where ``typing``
-would wrap each in a ``ForwardRef``. Modules import it under ``if not TYPE_CHECKING``, so
+would wrap each in a ``ForwardRef``, and there is no ``__orig_bases__`` naming typing's
+function. Modules import it under ``if not TYPE_CHECKING``, so
 type checkers see ``typing.NamedTuple`` itself.
 """
 

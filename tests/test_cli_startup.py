@@ -191,6 +191,34 @@ def test_show_imports_neither_inspect_nor_dataclasses(tmp_path: Path) -> None:
     assert not imported & {"inspect", "dataclasses", "ast", "dis", "tokenize"}
 
 
+def test_show_imports_no_typing(tmp_path: Path) -> None:
+    # typing was a seventh of `runcontext show`'s instructions: the named tuples come from
+    # runcontext._named, and the Provider protocol loads on first use.
+    (tmp_path / "AGENTS.md").write_text("# Notes\n\nRun `make test` before a commit.\n")
+    code = (
+        "import io, contextlib\nfrom runcontext.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    main(['show', sys.argv[1]])"
+    )
+    imported = _new_modules(code, str(tmp_path))
+    assert "runcontext.section" in imported
+    assert "typing" not in imported
+
+
+def test_show_imports_no_pathlib(tmp_path: Path) -> None:
+    # The git and instructions providers walk str paths; pathlib (with urllib.parse and
+    # ipaddress) is imported only where git's public functions return a Path.
+    import subprocess as run
+
+    run.run(["git", "init", "-q", str(tmp_path)], check=True)
+    code = (
+        "import io, contextlib\nfrom runcontext.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    main(['show', sys.argv[1]])"
+    )
+    imported = _new_modules(code, str(tmp_path))
+    assert "runcontext.providers.git" in imported
+    assert not imported & {"pathlib", "urllib.parse", "ipaddress"}
+
+
 def test_redaction_of_plain_text_compiles_only_the_scans(tmp_path: Path) -> None:
     # The patterns that check a candidate are compiled when a scan first finds one.
     (tmp_path / "AGENTS.md").write_text("# Notes\n\nRun `make test` before a commit.\n")

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
+if TYPE_CHECKING:
+    from typing import Literal, NamedTuple
+else:
+    from runcontext._named import NamedTuple
 
 __all__ = ["Section"]
 

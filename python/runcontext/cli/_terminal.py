@@ -11,7 +11,8 @@ reorder what is shown, as in "Trojan Source") as an escape, the way ``git`` and 
 
 from __future__ import annotations
 
-from runcontext._controls import CONTROLS, CONTROLS_JSON_LEAVES
+import runcontext._controls as _controls
+from runcontext._controls import may_hold_controls
 
 TYPE_CHECKING = False  # type checkers treat any name TYPE_CHECKING as true
 if TYPE_CHECKING:
@@ -28,7 +29,9 @@ def _escape(match: re.Match[str]) -> str:
 
 def visible(text: str) -> str:
     """``text`` with every control character but ``\\n`` and ``\\t`` shown as an escape."""
-    return CONTROLS.sub(_escape, text)
+    if not may_hold_controls(text):  # the common case: nothing to escape, nothing compiled
+        return text
+    return _controls.CONTROLS.sub(_escape, text)
 
 
 def json_text(value: object) -> str:
@@ -50,4 +53,6 @@ def json_records(values: Iterable[object]) -> str:
 
 
 def _json_escape(text: str) -> str:
-    return CONTROLS_JSON_LEAVES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    if not may_hold_controls(text):
+        return text
+    return _controls.CONTROLS_JSON_LEAVES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -13,7 +13,6 @@ import errno
 import os
 import stat
 import sys
-from typing import Any
 
 from runcontext._core import RunContext
 from runcontext.cli._commands import summary
@@ -21,6 +20,10 @@ from runcontext.cli._terminal import json_text, visible
 from runcontext.providers import Diagnostic, default_providers
 from runcontext.providers.builder import ContextBuilder
 from runcontext.providers.instructions import DEFAULT_MAX_BYTES, DEFAULT_NAMES
+
+TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 EXAMPLE_MESSAGE = "What should I work on next in this repository?"
 MODEL_PLACEHOLDER = "<model>"

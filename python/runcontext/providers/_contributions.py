@@ -23,11 +23,17 @@ import itertools
 import re
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from runcontext._core import RunContext
 from runcontext.providers.base import Contribution
 from runcontext.providers.redact import redact as redact_text
+
+TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+    # Entries as a provider returned them: RunContext checks their types.
+    _Unchecked = list[Any]
 
 __all__ = ["FIELDS", "Checked", "Text", "check", "describe", "message_text", "resolve"]
 
@@ -39,9 +45,6 @@ _SECRET_MARGIN = 200
 _WORD = re.compile(r"\S+")
 # The fields of a Contribution, in the order they are read, and their kinds in messages.
 FIELDS = (("facts", "fact"), ("head", "head section"), ("tail", "tail section"))
-
-# Entries as a provider returned them: RunContext checks their types.
-_Unchecked = list[Any]
 
 
 class _Record:

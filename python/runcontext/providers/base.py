@@ -10,14 +10,19 @@ provider raises, returns or fails to return in time, the builder turns into a
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from reprlib import recursive_repr
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 
 from runcontext.providers._records import DataclassAttribute, frozen
 
+TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
 if TYPE_CHECKING:
     from dataclasses import Field
+    from typing import Any, ClassVar, NamedTuple
+
+    from runcontext.providers._provider import Provider
+else:
+    from runcontext._named import NamedTuple
 
 __all__ = ["Contribution", "Diagnostic", "Pairs", "Provider"]
 
@@ -111,30 +116,14 @@ class Diagnostic(NamedTuple):
         return f"{self.provider}: {self.kind}: {self.message}"
 
 
-@runtime_checkable
-class Provider(Protocol):
-    """Anything with a ``name``, a ``revision`` and ``collect(deadline)``.
+if not TYPE_CHECKING:
 
-    ``revision`` names the provider's behaviour (code version and options that change its
-    output): it enters the builder's revision and so every request fingerprint. Bump it
-    whenever the provider's output for the same environment could change.
+    def __getattr__(name: str) -> object:
+        # Provider is a typing.Protocol, so it is defined where typing may be imported, on
+        # first use: no built-in provider or the builder needs it at run time.
+        if name == "Provider":
+            from runcontext.providers._provider import Provider
 
-    Optionally, ``max_output_bytes`` (a positive int) says how many UTF-8 bytes of names and
-    values the provider may return when that is more than the builder's ``max_bytes``; the
-    builder then bounds this provider by it instead. ``InstructionsProvider`` declares one
-    so a large instructions budget is not refused as too large.
-    """
-
-    @property
-    def name(self) -> str:
-        """A unique name within a builder; diagnostics are keyed by it."""
-        ...
-
-    @property
-    def revision(self) -> str:
-        """A non-empty version string; a provider without one is refused by the builder."""
-        ...
-
-    def collect(self, deadline: float) -> Contribution | Awaitable[Contribution | None] | None:
-        """Collect what is true now; finish before ``deadline`` (``time.monotonic()``)."""
-        ...
+            globals()["Provider"] = Provider  # later lookups skip __getattr__
+            return Provider
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,13 +12,12 @@ by default, with the overrides described in docs/PROVIDERS.md.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import stat
 import time
-from pathlib import Path
 from reprlib import recursive_repr
-from typing import TYPE_CHECKING, Any, ClassVar
 
 from runcontext.providers._files import (
     NotRegularFileError,
@@ -30,8 +29,11 @@ from runcontext.providers._files import (
 from runcontext.providers._records import DataclassAttribute, frozen
 from runcontext.providers.base import Contribution
 
+TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
 if TYPE_CHECKING:
     from dataclasses import Field
+    from pathlib import Path
+    from typing import Any, ClassVar
 
 __all__ = [
     "PACKED_REFS_BUDGET",
@@ -163,7 +165,7 @@ class Head:
             object.__setattr__(self, name, value)
 
 
-def _read_small(path: Path) -> bytes | None:
+def _read_small(path: str) -> bytes | None:
     """The first few KiB of a regular file, or ``None`` if there is no such file."""
     try:
         found = read_regular(path, _SMALL_FILE)
@@ -172,7 +174,7 @@ def _read_small(path: Path) -> bytes | None:
     return None if found is None else found[0]
 
 
-def _read_ref_file(path: Path) -> bytes | None:
+def _read_ref_file(path: str) -> bytes | None:
     """A HEAD or loose ref file's content; a symbolic link into ``refs/`` reads as a symref.
 
     Old git wrote HEAD as a symbolic link (``HEAD -> refs/heads/main``); read through the
@@ -188,7 +190,7 @@ def _read_ref_file(path: Path) -> bytes | None:
     return _read_small(path)  # a link elsewhere: git reads through it too
 
 
-def _owned_by_another_user(path: Path, info: os.stat_result) -> None:
+def _owned_by_another_user(path: str, info: os.stat_result) -> None:
     # git refuses a repository owned by someone else (CVE-2022-24765, `safe.directory`): a
     # user who could create /tmp/.git or a shared drive's .git would otherwise choose what
     # every repository-less directory below it reports. Root is held to it too, as git does.
@@ -200,18 +202,53 @@ def _owned_by_another_user(path: Path, info: os.stat_result) -> None:
         )
 
 
-def _ceiling_depth(directory: Path) -> int:
+# The internal walks work on strings, which os.path.abspath and realpath have normalised
+# (no `.`, `..`, repeated or trailing slash): `os.path.join(a, name)` is then `str(Path(a) /
+# name)`, and messages read as before. pathlib (with urllib.parse and ipaddress, a tenth of
+# `runcontext show`'s start-up) is imported only where the public API returns a Path.
+
+
+def _parts(directory: str) -> int:
+    """``len(Path(directory).parts)`` of a normalised absolute path."""
+    if directory.startswith("//"):  # POSIX keeps an initial `//`: pathlib's root then
+        from pathlib import Path
+
+        return len(Path(directory).parts)
+    return 1 if directory == "/" else directory.count("/") + 1
+
+
+def _is_dir(path: str) -> bool:
+    """``Path(path).is_dir()``: the errors it takes for "no" are the only ones ignored."""
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError as error:
+        if error.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+            raise
+        return False
+    except ValueError:
+        return False
+
+
+def _ceiling_depth(directory: str) -> int:
     """How many path parts the walk up from ``directory`` may not go to or above.
 
     ``GIT_CEILING_DIRECTORIES`` (``os.pathsep``-separated absolute paths) stops git's search
     before it reaches a listed directory; the start directory itself is always searched.
     """
+    entries = [
+        entry
+        for entry in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep)
+        if entry and os.path.isabs(entry)  # git skips empty and relative entries too
+    ]
+    if not entries:
+        return 0
+    from pathlib import Path  # rare: compared as git does, by path parts
+
     depth = 0
-    for entry in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep):
-        if not entry or not os.path.isabs(entry):
-            continue  # git skips empty and relative entries too
+    parents = Path(directory).parents
+    for entry in entries:
         for ceiling in {Path(os.path.abspath(entry)), Path(os.path.realpath(entry))}:
-            if ceiling in directory.parents:
+            if ceiling in parents:
                 depth = max(depth, len(ceiling.parts))
     return depth
 
@@ -226,13 +263,26 @@ def find_repository(
     file with no ``gitdir:`` line, one pointing at a directory without ``HEAD``), is owned
     by another user, or when ``deadline`` passes during a walk deeper than any real tree.
     """
+    found = _locate(start, deadline)
+    if found is None:
+        return None
+    from pathlib import Path
+
+    root, git_dir, common_dir = found
+    return Repository(root=Path(root), git_dir=Path(git_dir), common_dir=Path(common_dir))
+
+
+def _locate(
+    start: str | os.PathLike[str], deadline: float | None = None
+) -> tuple[str, str, str] | None:
+    """:func:`find_repository`'s root, git dir and common dir, as strings."""
     directory = os.path.abspath(start)
-    ceiling = _ceiling_depth(Path(directory))
+    ceiling = _ceiling_depth(directory)
     found = _nearest_dot_git(directory, ceiling, deadline)
     if found is None:
         return None
     candidate, info = found
-    dot_git = Path(candidate, ".git")
+    dot_git = os.path.join(candidate, ".git")
     if isinstance(info, OSError):
         raise GitReadError(f"cannot read {dot_git}: {info.strerror or info}") from info
     _owned_by_another_user(dot_git, info)
@@ -241,18 +291,18 @@ def find_repository(
     elif stat.S_ISREG(info.st_mode):
         git_dir = _follow_gitdir_file(dot_git)
         with contextlib.suppress(OSError):  # no such directory: the HEAD check says so
-            _owned_by_another_user(git_dir, git_dir.stat())
+            _owned_by_another_user(git_dir, os.stat(git_dir))
     else:
         raise GitReadError(f"{dot_git} is neither a directory nor a file")
-    if not os.path.lexists(git_dir / "HEAD"):  # a link to an unborn branch dangles
+    if not os.path.lexists(os.path.join(git_dir, "HEAD")):  # a link to an unborn branch dangles
         raise GitReadError(f"{git_dir} has no HEAD file; it is not a git directory")
     common_dir = git_dir
-    common = _read_small(git_dir / "commondir")
+    common = _read_small(os.path.join(git_dir, "commondir"))
     if common is not None:
         # realpath, not normpath: `..` after a symbolic link leads out of its target,
         # not back to where the link is.
-        common_dir = Path(os.path.realpath(git_dir / os.fsdecode(common.strip())))
-    return Repository(root=Path(candidate), git_dir=git_dir, common_dir=common_dir)
+        common_dir = os.path.realpath(os.path.join(git_dir, os.fsdecode(common.strip())))
+    return candidate, git_dir, common_dir
 
 
 _DIRECTORY_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -270,11 +320,13 @@ def _nearest_dot_git(
     ``stat`` of a path costs one lookup per component: 2 000 levels walked up by path cost
     2 000 x 2 000 lookups (0.4 s), walked down by descriptor 2 x 2 000.
     """
-    parts = Path(directory).parts
-    if len(parts) <= _DEEP or not {os.open, os.stat} <= os.supports_dir_fd:
+    if _parts(directory) <= _DEEP or not {os.open, os.stat} <= os.supports_dir_fd:
         # A real tree: walking up by path stops at the first .git, usually within a few
         # levels, for fewer system calls than opening every level from the top.
         return _nearest_by_path(directory, ceiling, deadline)
+    from pathlib import Path  # more than _DEEP levels: rare, and the walk costs more
+
+    parts = Path(directory).parts
     found: tuple[str, os.stat_result | OSError] | None = None
     try:
         fd = os.open(parts[0], _DIRECTORY_FLAGS)
@@ -312,7 +364,7 @@ def _nearest_by_path(
 ) -> tuple[str, os.stat_result | OSError] | None:
     """:func:`_nearest_dot_git` by walking up with paths: for short paths, or no ``dir_fd``."""
     candidate = directory
-    depth = total = len(Path(directory).parts)
+    depth = total = _parts(directory)
     while True:
         if candidate != directory and depth <= ceiling:
             return None
@@ -329,7 +381,7 @@ def _nearest_by_path(
             return candidate, error
 
 
-def _follow_gitdir_file(dot_git: Path) -> Path:
+def _follow_gitdir_file(dot_git: str) -> str:
     # A linked worktree, a submodule or `git init --separate-git-dir` leaves a file
     # `gitdir: <path>`, the path relative to the file's directory.
     content = (_read_small(dot_git) or b"").strip()
@@ -338,10 +390,10 @@ def _follow_gitdir_file(dot_git: Path) -> Path:
     target = os.fsdecode(content[len(b"gitdir:") :].strip())
     # realpath: a submodule reached through a symbolic link says `gitdir: ../.git/modules/x`,
     # relative to where the submodule really is.
-    return Path(os.path.realpath(dot_git.parent / target))
+    return os.path.realpath(os.path.join(os.path.dirname(dot_git), target))
 
 
-def _ref_name(raw: bytes, where: Path) -> str:
+def _ref_name(raw: bytes, where: str) -> str:
     """The ref a ``ref: <name>`` line names, checked as git's check_refname_format does.
 
     A hostile HEAD could say ``ref: ../../../etc/passwd`` (a read outside the repository) or
@@ -365,7 +417,7 @@ def _ref_name(raw: bytes, where: Path) -> str:
     return ref
 
 
-def _find_packed(common_dir: Path, ref: str, deadline: float | None) -> str | None:
+def _find_packed(common_dir: str, ref: str, deadline: float | None) -> str | None:
     """The object name ``packed-refs`` gives ``ref``, searched in bounded chunks.
 
     Lines are ``<hash> <ref>``; ``^<hash>`` lines (peeled tags) never match. The file is
@@ -374,7 +426,7 @@ def _find_packed(common_dir: Path, ref: str, deadline: float | None) -> str | No
     never copied (a 100 MB line costs what any 100 MB costs to read, no more). A file git
     wrote ``sorted`` is read only up to where the ref would be.
     """
-    path = common_dir / "packed-refs"
+    path = os.path.join(common_dir, "packed-refs")
     try:
         opened = open_regular(path)
     except NotRegularFileError:
@@ -394,7 +446,7 @@ def _find_packed(common_dir: Path, ref: str, deadline: float | None) -> str | No
         os.close(fd)
 
 
-def _search_packed(fd: int, ref: bytes, deadline: float | None, path: Path) -> str | None:
+def _search_packed(fd: int, ref: bytes, deadline: float | None, path: str) -> str | None:
     needle = b" " + ref + b"\n"
     keep = len(needle) + 64  # what a match ending in the next chunk may need of this one
     buffer = b""
@@ -456,30 +508,38 @@ def _past(buffer: bytes, ref: bytes) -> bool:
     return False
 
 
-def _resolve(repo: Repository, ref: str, where: Path, deadline: float | None) -> str | None:
+def _resolve(
+    git_dir: str, common_dir: str, ref: str, where: str, deadline: float | None
+) -> str | None:
     """The object name ``ref`` points to, or ``None`` for a ref that does not exist yet."""
     for _ in range(_SYMREF_DEPTH):
-        base = repo.git_dir if ref.startswith(_PER_WORKTREE) else repo.common_dir
-        loose = _read_ref_file(base / ref)
+        base = git_dir if ref.startswith(_PER_WORKTREE) else common_dir
+        loose = _read_ref_file(os.path.join(base, ref))
         if loose is None:
-            return _find_packed(repo.common_dir, ref, deadline)
+            return _find_packed(common_dir, ref, deadline)
         value = loose.strip()
         if _HASH.fullmatch(value):
             return value.decode()
         if not value.startswith(b"ref:"):
-            raise GitReadError(f"{base / ref} holds neither an object name nor 'ref: <name>'")
-        where = base / ref
+            raise GitReadError(
+                f"{os.path.join(base, ref)} holds neither an object name nor 'ref: <name>'"
+            )
+        where = os.path.join(base, ref)
         ref = _ref_name(value[4:].strip(), where)
     raise GitReadError(f"{where}: symbolic refs nested deeper than {_SYMREF_DEPTH}")
 
 
 def read_head(repo: Repository, deadline: float | None = None) -> Head:
     """Branch and commit of ``repo``'s HEAD, from its files alone, by ``deadline`` if given."""
-    if (repo.common_dir / "reftable").is_dir():
+    return _read_head(os.fspath(repo.git_dir), os.fspath(repo.common_dir), deadline)
+
+
+def _read_head(git_dir: str, common_dir: str, deadline: float | None) -> Head:
+    if _is_dir(os.path.join(common_dir, "reftable")):
         # The reftable backend (git 2.45+) stores refs in a binary format; HEAD then holds
         # the placeholder `ref: refs/heads/.invalid`. Better no fact than a wrong one.
         raise GitReadError("the repository uses the reftable ref format, which is not read")
-    head_path = repo.git_dir / "HEAD"
+    head_path = os.path.join(git_dir, "HEAD")
     content = (_read_ref_file(head_path) or b"").strip()
     if _HASH.fullmatch(content):
         return Head(branch=None, commit=content.decode())
@@ -487,7 +547,7 @@ def read_head(repo: Repository, deadline: float | None = None) -> Head:
         raise GitReadError(f"{head_path} holds neither an object name nor 'ref: <name>'")
     ref = _ref_name(content[4:].strip(), head_path)
     branch = ref.removeprefix("refs/heads/")
-    return Head(branch=branch, commit=_resolve(repo, ref, head_path, deadline))
+    return Head(branch=branch, commit=_resolve(git_dir, common_dir, ref, head_path, deadline))
 
 
 # Configuration that would make `git status` run a program, switched off. `core.fsmonitor`
@@ -519,7 +579,7 @@ _KEPT_GIT_ENV = frozenset(
 )
 
 
-def count_changes(root: Path, timeout: float) -> int:
+def count_changes(root: str | os.PathLike[str], timeout: float) -> int:
     """Paths ``git status`` reports as changed or untracked; raises ``OSError``/``TimeoutError``."""
     import signal  # only with --git-dirty: `runcontext show` starts without them
     import subprocess
@@ -592,10 +652,11 @@ class GitProvider:
     def collect(self, deadline: float) -> Contribution:
         try:
             start = self._path if self._path is not None else os.getcwd()
-            repo = find_repository(start, deadline)
-            if repo is None:
+            found = _locate(start, deadline)
+            if found is None:
                 return Contribution()
-            head = read_head(repo, deadline)
+            root, git_dir, common_dir = found
+            head = _read_head(git_dir, common_dir, deadline)
         except (GitReadError, OSError) as error:
             return Contribution(diagnostics=[("unreadable", str(error))])
         facts: list[tuple[str, str | None]] = [("git branch", head.branch or "detached")]
@@ -607,7 +668,7 @@ class GitProvider:
             try:
                 if timeout <= 0:
                     raise TimeoutError("no time left before the deadline to run git status")
-                changes = count_changes(repo.root, timeout)
+                changes = count_changes(root, timeout)
             except (OSError, TimeoutError) as error:
                 diagnostics.append(("dirty-count", f"left out: {error}"))
             else:

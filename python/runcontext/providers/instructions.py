@@ -21,12 +21,13 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 
-from runcontext._controls import CONTROLS
+import runcontext._controls as _controls
+from runcontext._controls import may_hold_controls
 from runcontext._core import RunContext
 from runcontext.errors import RunContextError
 from runcontext.providers._files import chunks, open_regular
 from runcontext.providers.base import Contribution
-from runcontext.providers.git import GitReadError, find_repository
+from runcontext.providers.git import GitReadError, _locate
 from runcontext.providers.redact import redact
 
 __all__ = [
@@ -73,7 +74,8 @@ def _controls_note(shown: str, text: str) -> str | None:
     """A note when the text holds characters a terminal obeys (an escape sequence, a bare
     carriage return, a bidi override): they can hide text from the person reviewing what the
     agent is told. The text reaches the model unchanged (docs/PROVIDERS.md says why)."""
-    found = CONTROLS.findall(text.replace("\r\n", "\n"))
+    text = text.replace("\r\n", "\n")
+    found = _controls.CONTROLS.findall(text) if may_hold_controls(text) else []
     if not found:
         return None
     first = found[0]
@@ -206,12 +208,12 @@ class InstructionsProvider:
         ``Path`` objects: a ``Path`` of a chain 2 000 levels deep costs milliseconds each.
         """
         try:
-            repo = find_repository(start, deadline)
+            found = _locate(start, deadline)
         except GitReadError:
-            repo = None  # the git provider reports it; here, search the directory alone
-        if repo is None:
+            found = None  # the git provider reports it; here, search the directory alone
+        if found is None:
             return None, [(start, "")], []
-        root = str(repo.root)
+        root = found[0]
         relative = os.path.relpath(start, root).split(os.sep) if start != root else []
         depths = range(len(relative) + 1)
         notes: list[str] = []

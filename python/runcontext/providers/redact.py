@@ -33,7 +33,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, NamedTuple
+
+TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from runcontext._named import NamedTuple
 
 __all__ = ["PATTERNS", "REDACTED", "REVISION", "Secret", "find_secrets", "redact"]
 

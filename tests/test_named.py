@@ -100,3 +100,41 @@ def test_provider_loads_on_first_use() -> None:
         providers.Nothing  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'Nothing'"):
         base.Nothing  # noqa: B018
+
+
+def test_run_time_annotations_resolve_for_introspection() -> None:
+    # typing.get_type_hints and pydantic evaluate the annotations in the defining module,
+    # which imports no typing names at run time: each must resolve there.
+    import typing
+
+    import pydantic
+
+    from runcontext.providers._workers import StillRunning
+    from runcontext.providers.base import Diagnostic
+    from runcontext.providers.redact import Secret
+    from runcontext.section import Section
+
+    assert typing.get_type_hints(Section) == {
+        "position": str,
+        "name": str,
+        "text": str,
+        "digest": str,
+    }
+    assert typing.get_type_hints(Diagnostic) == {"provider": str, "kind": str, "message": str}
+    assert typing.get_type_hints(Secret) == {"kind": str, "start": int, "end": int}
+    assert typing.get_type_hints(StillRunning) == {"since": float}
+
+    class Record(pydantic.BaseModel):
+        section: Section
+
+    record = Record(section=("head", "agents", "Use tabs.", "blake3:00"))
+    assert record.section == Section("head", "agents", "Use tabs.", "blake3:00")
+    assert isinstance(record.section, Section)
+
+
+def test_provider_is_listed_before_first_use() -> None:
+    import subprocess
+
+    code = "import runcontext.providers as p; print('Provider' in dir(p))"
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert shown.stdout == "True\n"

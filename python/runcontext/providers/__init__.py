@@ -36,6 +36,9 @@ else:
             return Provider
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+    def __dir__() -> list[str]:
+        return sorted({*globals(), "Provider"})
+
 
 __all__ = [
     "ClockProvider",

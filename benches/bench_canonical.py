@@ -172,25 +172,37 @@ call = runcontext.canonical_json if sys.argv[1] == "runcontext" else (
 start = time.perf_counter()
 call(value)
 first = time.perf_counter() - start
-times = []
-for _ in range(50):
-    start = time.perf_counter()
+def median_of_50(keep):
+    times, out = [], None
+    for _ in range(50):
+        start = time.perf_counter()
+        if keep:
+            out = call(value)  # the previous output is alive while the next is written
+        else:
+            call(value)
+        times.append(time.perf_counter() - start)
+    times.sort()
+    return times[len(times) // 2]
+fresh = median_of_50(False)
+kept = median_of_50(True)
+for _ in range(2000):
     call(value)
-    times.append(time.perf_counter() - start)
-times.sort()
-print(first, times[len(times) // 2])
+print(first, fresh, kept, median_of_50(False))
 """
 
 
 def fresh_process(payload: str, title: str, processes: int = 7) -> None:
-    """The first call in fresh processes, and the median of the next 50 in each.
+    """The first call in fresh processes; the median of the next 50 in each ("fresh"); of 50
+    that each keep the previous output alive ("kept": `out = canonical_json(v)` in a loop);
+    and of 50 after 2,000 more calls ("warm": the heap as a long-lived process has it).
 
     Before issue 13 every call on a large output paid page faults (the median, not only the
-    first call): a plain 1 MB string took ~1.2 ms a call against orjson's ~35 µs.
+    first call): a plain 1 MB string took ~1.2 ms a call against orjson's ~35 µs; and until
+    the output kept its slack (BytesOut::finish), "kept" took 200-500 µs against orjson's 50.
     """
     benches = os.path.dirname(os.path.abspath(__file__))
     program = FRESH.format(benches=benches)
-    results: dict[str, list[tuple[float, float]]] = {"runcontext": [], "orjson": []}
+    results: dict[str, list[list[float]]] = {"runcontext": [], "orjson": []}
     for _ in range(processes):
         for which in results:
             out = subprocess.run(
@@ -199,13 +211,13 @@ def fresh_process(payload: str, title: str, processes: int = 7) -> None:
                 capture_output=True,
                 text=True,
             ).stdout.split()
-            results[which].append((float(out[0]), float(out[1])))
-    print(f"\n{title} in fresh processes: first call / median of the next 50")
-    for which, pairs in results.items():
-        first = statistics.median(p[0] for p in pairs)
-        warm = statistics.median(p[1] for p in pairs)
+            results[which].append([float(x) for x in out])
+    print(f"\n{title} in fresh processes: medians of the first call, then of 50 calls")
+    for which, runs in results.items():
+        first, fresh, kept, warm = (statistics.median(r[i] for r in runs) for i in range(4))
         print(
-            f"  {which:<12} first {fmt_time(first)}   warm {fmt_time(warm)}   {first / warm:5.2f}×"
+            f"  {which:<12} first {fmt_time(first)}  fresh {fmt_time(fresh)}"
+            f"  kept {fmt_time(kept)}  warm {fmt_time(warm)}   fresh/warm {fresh / warm:4.2f}×"
         )
 
 

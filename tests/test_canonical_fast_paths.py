@@ -8,7 +8,9 @@ its edges.
 
 from __future__ import annotations
 
+import json
 import random
+import sys
 import threading
 from typing import Any
 
@@ -171,3 +173,19 @@ def test_dicts_around_the_prefix_sort_size(size: int) -> None:
     keys = [f"key_{i:05d}" for i in range(size)] + [""]
     value = {k: [i, str(i)] for i, k in reversed(list(enumerate(keys)))}
     assert canonical_json(value) == reference.canonical_json(value)
+
+
+@pytest.mark.parametrize("length", [2046, 2047, 2048, 4095, 70_000, 1 << 20])
+@pytest.mark.parametrize("escaped", [False, True])
+def test_large_outputs_are_exact_bytes(length: int, escaped: bool) -> None:
+    # A large output may keep a little unused room in its block (BytesOut::finish): the
+    # object must still be exactly its bytes, NUL-terminated, hashing and comparing as a
+    # copy does.
+    text = ("a\n" if escaped else "ab") * (length // 2)
+    out = canonical_json(text)
+    expected = json.dumps(text, ensure_ascii=False).encode()
+    assert out == expected and len(out) == len(expected)
+    copy = bytes(bytearray(out))
+    assert hash(out) == hash(copy) and out.endswith(b'"') and out + b"" == copy
+    assert memoryview(out).nbytes == len(expected)
+    assert sys.getsizeof(out) == sys.getsizeof(copy)

@@ -260,6 +260,10 @@ pub const INT_TEXT_MAX: usize = 17;
 #[inline(always)]
 pub unsafe fn write_safe_int(dst: *mut u8, v: i64) -> usize {
     let magnitude = v.unsigned_abs();
+    if magnitude < 100_000_000 {
+        // SAFETY: a sign and at most eight digits: nine of the INT_STORE bytes at `dst`.
+        return unsafe { write_small_int(dst, v < 0, magnitude as u32) };
+    }
     // The digits are written backwards into a scratch buffer, ending at `END`, then one
     // fixed copy of 24 bytes moves them (a sign and at most sixteen digits) to `dst`: no
     // count of the digits beforehand, no call to memcpy.
@@ -310,6 +314,60 @@ pub unsafe fn write_safe_int(dst: *mut u8, v: i64) -> usize {
         }
         std::ptr::copy_nonoverlapping(buf.add(start), dst, INT_STORE);
         END - start
+    }
+}
+
+/// Writes `-` (if `negative`) and `m` (below 10**8) straight to `dst`, returning the length.
+///
+/// Ints below 10**8 skip the scratch buffer: its 24-byte copy loads bytes stored a moment
+/// before by narrower stores, which the processor cannot forward, so each int waited for its
+/// own digits to reach the cache (issue 13: the 10,000 small ints ran 1.4-1.7x orjson's wall
+/// time at 1.02x its instructions).
+///
+/// # Safety
+/// Nine bytes must be writable at `dst`.
+#[inline(always)]
+unsafe fn write_small_int(dst: *mut u8, negative: bool, m: u32) -> usize {
+    // SAFETY: the caller makes nine bytes writable; the sign takes one, the digits eight at
+    // most (up to four, then four more).
+    unsafe {
+        *dst = b'-';
+        let p = dst.add(usize::from(negative));
+        let digits = if m >= 10_000 {
+            let high = up_to_four_digits(p, m / 10_000);
+            four_digits(p.add(high), m % 10_000);
+            high + 4
+        } else {
+            up_to_four_digits(p, m)
+        };
+        digits + usize::from(negative)
+    }
+}
+
+/// Writes `m` (below 10**4) in as many digits as it has at `dst`, returning their count.
+///
+/// # Safety
+/// Four bytes must be writable at `dst`.
+#[inline(always)]
+unsafe fn up_to_four_digits(dst: *mut u8, m: u32) -> usize {
+    // SAFETY: the caller makes four bytes writable; each branch writes at most four.
+    unsafe {
+        if m < 10 {
+            *dst = b'0' + m as u8;
+            1
+        } else if m < 100 {
+            dst.cast::<[u8; 2]>().write_unaligned(PAIRS[m as usize]);
+            2
+        } else if m < 1000 {
+            *dst = b'0' + (m / 100) as u8;
+            dst.add(1)
+                .cast::<[u8; 2]>()
+                .write_unaligned(PAIRS[(m % 100) as usize]);
+            3
+        } else {
+            four_digits(dst, m);
+            4
+        }
     }
 }
 

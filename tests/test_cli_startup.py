@@ -177,46 +177,28 @@ def test_the_coroutine_check_agrees_with_inspect() -> None:
     assert is_coroutine_function(plain) and is_coroutine_function(provider.static)
 
 
-def test_show_imports_neither_inspect_nor_dataclasses(tmp_path: Path) -> None:
-    # dataclasses imports inspect, and inspect ast, dis and tokenize: the records the
-    # providers return are written out by hand, and the builder asks inspect only about a
-    # collect that is not a plain function or method (runcontext.providers._records).
-    (tmp_path / "AGENTS.md").write_text("# Notes\n\nRun `make test` before a commit.\n")
-    code = (
-        "import io, contextlib\nfrom runcontext.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n    main(['show', sys.argv[1]])"
-    )
-    imported = _new_modules(code, str(tmp_path))
-    assert "runcontext.providers.builder" in imported
-    assert not imported & {"inspect", "dataclasses", "ast", "dis", "tokenize"}
+_SHOW = (
+    "import io, contextlib\nfrom runcontext.cli import main\n"
+    "with contextlib.redirect_stdout(io.StringIO()):\n    main(['show', sys.argv[1]])"
+)
 
 
-def test_show_imports_no_typing(tmp_path: Path) -> None:
-    # typing was a seventh of `runcontext show`'s instructions: the named tuples come from
-    # runcontext._named, and the Provider protocol loads on first use.
+def test_show_imports_only_what_it_needs(tmp_path: Path) -> None:
+    # In a git repository with an AGENTS.md, so the git and instructions providers run:
+    # - dataclasses imports inspect, and inspect ast, dis and tokenize: the providers'
+    #   records are written out by hand, and the builder asks inspect only about a collect
+    #   that is not a plain function or method (runcontext.providers._records);
+    # - typing was a seventh of `show`'s instructions: the named tuples come from
+    #   runcontext._named, and the Provider protocol loads on first use;
+    # - the providers walk str paths: pathlib (with urllib.parse and ipaddress) is imported
+    #   only where git's public functions return a Path.
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / "AGENTS.md").write_text("# Notes\n\nRun `make test` before a commit.\n")
-    code = (
-        "import io, contextlib\nfrom runcontext.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n    main(['show', sys.argv[1]])"
-    )
-    imported = _new_modules(code, str(tmp_path))
+    imported = _new_modules(_SHOW, str(tmp_path))
+    assert {"runcontext.providers.builder", "runcontext.providers.git"} <= imported
     assert "runcontext.section" in imported
-    assert "typing" not in imported
-
-
-def test_show_imports_no_pathlib(tmp_path: Path) -> None:
-    # The git and instructions providers walk str paths; pathlib (with urllib.parse and
-    # ipaddress) is imported only where git's public functions return a Path.
-    import subprocess as run
-
-    run.run(["git", "init", "-q", str(tmp_path)], check=True)
-    code = (
-        "import io, contextlib\nfrom runcontext.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n    main(['show', sys.argv[1]])"
-    )
-    imported = _new_modules(code, str(tmp_path))
-    assert "runcontext.providers.git" in imported
-    assert not imported & {"pathlib", "urllib.parse", "ipaddress"}
+    unwanted = {"inspect", "dataclasses", "ast", "dis", "tokenize", "typing", "pathlib"}
+    assert not imported & (unwanted | {"urllib.parse", "ipaddress"})
 
 
 def test_redaction_of_plain_text_compiles_only_the_scans(tmp_path: Path) -> None:

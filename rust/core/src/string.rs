@@ -3,7 +3,9 @@
 use crate::canonical::Output;
 
 // For each byte: 0 = copy as is, b'u' = write as \u00xx, anything else = write backslash + it.
-const ESCAPES: [u8; 256] = {
+// The one statement of the canonical escapes: the writer below and the canonical-line scanner
+// (`scan`) both read it.
+pub(crate) const ESCAPES: [u8; 256] = {
     let mut table = [0u8; 256];
     let mut b = 0;
     while b < 0x20 {

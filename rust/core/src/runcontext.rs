@@ -489,6 +489,19 @@ impl RunContext {
         facts: Vec<Entry>,
         tail: Vec<Entry>,
     ) -> Result<Self, RunContextError> {
+        let pairs = |entries: Vec<Entry>| -> Vec<(String, Option<String>)> {
+            entries.into_iter().map(|e| (e.name, e.value)).collect()
+        };
+        Ok(Self::keep(pairs(head), pairs(facts), pairs(tail))?.into_context())
+    }
+
+    /// The rules of [`RunContext::new`] without the rendering: the entries it would keep,
+    /// each text still the caller's (a reader that only judges entries builds nothing).
+    pub fn keep<T: AsRef<str>>(
+        head: Vec<(T, Option<T>)>,
+        facts: Vec<(T, Option<T>)>,
+        tail: Vec<(T, Option<T>)>,
+    ) -> Result<KeptEntries<T>, RunContextError> {
         let mut collector = Collector::default();
         for (arg, entries) in [
             (Arg::HeadSections, head),
@@ -499,11 +512,11 @@ impl RunContext {
                 let kind = RunContextErrorKind::TooManyEntries;
                 return Err(RunContextError::entry(arg, MAX_ENTRIES, None, kind));
             }
-            for (index, entry) in entries.into_iter().enumerate() {
-                collector.add(arg, index, entry.name, entry.value)?;
+            for (index, (name, value)) in entries.into_iter().enumerate() {
+                collector.add(arg, index, name, value)?;
             }
         }
-        Ok(collector.finish().into_context())
+        Ok(collector.finish())
     }
 
     /// Builds a context from front-end values, applying the shape rules of [`crate::args`]

@@ -37,9 +37,11 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::canonical::{write_str, MAX_DEPTH};
-use crate::digest::{digest_bytes, DIGEST_PREFIX};
+use crate::digest::{digest_bytes, format_digest, DIGEST_PREFIX};
 use crate::parse::{parse, ParseErrorKind};
+use crate::rehash::Rehasher;
 use crate::runcontext::{normalise, Entry, Position, RunContext, FORMAT_VERSION};
+use crate::scan::Scan;
 use crate::tokens::Tokens;
 use crate::value::Value;
 use crate::CanonicalErrorKind;
@@ -221,7 +223,6 @@ struct Mark {
     messages: usize,
     runs: usize,
     sections: Vec<String>,
-    verified: Vec<Structure>,
 }
 
 /// The state shared by reading and writing one transcript.
@@ -234,13 +235,17 @@ pub struct Transcript {
     messages: usize,
     runs: usize,
     sections: HashMap<String, (Arc<str>, Arc<str>)>,
-    /// Each distinct (sections, facts) already verified, with its digest: runs repeating
-    /// one context are rebuilt once.
-    verified: HashMap<Structure, String>,
+    /// The last run's (sections, facts), verified or written, with its digest: a run that
+    /// repeats the context of the one before is not rebuilt. One entry, so a long transcript
+    /// does not keep a copy of every run's structure.
+    verified: Option<(Structure, String)>,
     /// Each section body as a context document holds it (`[name,text]`, canonical), encoded
     /// the first time a run names it: runs with changing facts re-hash it but never re-escape
     /// it. A pure function of the body, so a rolled-back batch may leave an entry harmlessly.
     encoded: HashMap<String, Arc<[u8]>>,
+    /// Hashes each run's context document, reusing what the one before it hashed (a long
+    /// session's documents differ in a fact or two; see `rehash`).
+    rehasher: Rehasher,
     mark: Option<Mark>,
     max_line_bytes: usize,
 }
@@ -317,21 +322,14 @@ impl Transcript {
             for digest in mark.sections {
                 self.sections.remove(&digest);
             }
-            for structure in mark.verified {
-                self.verified.remove(&structure);
-            }
+            // A cache, dropped rather than restored: the next run is rebuilt.
+            self.verified = None;
         }
     }
 
     fn note_section(&mut self, digest: &str) {
         if let Some(mark) = &mut self.mark {
             mark.sections.push(digest.to_owned());
-        }
-    }
-
-    fn note_verified(&mut self, structure: &Structure) {
-        if let Some(mark) = &mut self.mark {
-            mark.verified.push(structure.clone());
         }
     }
 
@@ -514,11 +512,7 @@ impl Transcript {
             tokens.write(&mut body);
         }
         body.extend_from_slice(br#","type":"run-context"}"#);
-        let structure: Structure = (sections.to_vec(), facts.to_vec());
-        if !self.verified.contains_key(&structure) {
-            self.note_verified(&structure);
-            self.verified.insert(structure, digest.to_owned());
-        }
+        self.verified = Some(((sections.to_vec(), facts.to_vec()), digest.to_owned()));
         self.runs += 1;
         Ok(self.chained(&body))
     }
@@ -541,6 +535,40 @@ impl Transcript {
     /// state is unchanged.
     pub fn read_line(&mut self, raw: &[u8]) -> Result<Item, TranscriptError> {
         let line = self.lines + 1;
+        self.check_length(raw, line)?;
+        // A version 2 record after the header is read in place when it is plainly canonical
+        // (`scan_record`); anything else, the header and version 1 included, by the general
+        // reader, which also gives every refusal.
+        if self.version == TRANSCRIPT_VERSION {
+            if let Some((parsed, chain)) = scan_record(raw) {
+                #[cfg(debug_assertions)]
+                match check_record(raw, line, true) {
+                    Ok(Checked::Body(slow, slow_chain)) => {
+                        debug_assert_eq!((&slow, slow_chain.as_deref()), (&parsed, Some(chain)));
+                    }
+                    _ => panic!("the scanner took a line the reader refuses"),
+                }
+                return self.apply(parsed, Some(chain), raw, line);
+            }
+        }
+        match check_record(raw, line, self.version == TRANSCRIPT_VERSION)? {
+            Checked::Header(value) => {
+                let Value::Object(members) = &value else {
+                    unreachable!("check_record returns objects")
+                };
+                let mut next = ReadState {
+                    line,
+                    chained: false,
+                };
+                let item = self.read_header(&Record { members }, &mut next, raw)?;
+                self.finish(&next, raw);
+                Ok(item)
+            }
+            Checked::Body(parsed, chain) => self.apply(parsed, chain.as_deref(), raw, line),
+        }
+    }
+
+    fn check_length(&self, raw: &[u8], line: usize) -> Result<(), TranscriptError> {
         let fail = |kind: ErrorKind, message: String| TranscriptError {
             kind,
             line,
@@ -569,165 +597,63 @@ impl Transcript {
                 },
             ));
         }
-        let value = parse(raw).map_err(|error| {
-            // The table puts a syntax error anywhere in the line before a depth or a
-            // canonical-form error the parser met first.
-            let grammar = if matches!(
-                error.kind,
-                ParseErrorKind::Canonical(_)
-                    | ParseErrorKind::NumberOverflow(_)
-                    | ParseErrorKind::InexactInteger { .. }
-            ) {
-                json_syntax_error(raw)
-            } else {
-                None
-            };
-            if let Some(offset) = grammar {
-                return fail(
-                    ErrorKind::NotJson,
-                    format!(
-                        "not JSON: the text breaks the JSON grammar (byte {})",
-                        offset + 1
-                    ),
-                );
-            }
-            if grammar.is_none()
-                && !matches!(
-                    error.kind,
-                    ParseErrorKind::Canonical(CanonicalErrorKind::TooDeep)
-                )
-                && nesting(raw) > MAX_DEPTH
-            {
-                return fail(
-                    ErrorKind::TooDeep,
-                    format!("the record nests deeper than {MAX_DEPTH} arrays and objects"),
-                );
-            }
-            let kind = match error.kind {
-                ParseErrorKind::Canonical(CanonicalErrorKind::TooDeep) => ErrorKind::TooDeep,
-                ParseErrorKind::Canonical(_)
-                | ParseErrorKind::NumberOverflow(_)
-                | ParseErrorKind::InexactInteger { .. } => ErrorKind::NotCanonical,
-                _ => ErrorKind::NotJson,
-            };
-            let what = if kind == ErrorKind::NotCanonical {
-                "not a canonical JSON record"
-            } else {
-                "not JSON"
-            };
-            fail(
-                kind,
-                format!("{what}: {} (byte {})", error.kind, error.offset + 1),
-            )
-        })?;
-        match value.to_canonical() {
-            Ok(canonical) if canonical == raw => {}
-            _ => {
-                return Err(fail(
-                    ErrorKind::NotCanonical,
-                    "the record is not in canonical JSON form (RFC 8785): the file was \
-                     edited or written by another tool; transcripts are byte-deterministic"
-                        .into(),
-                ))
-            }
-        }
-        let Value::Object(members) = &value else {
-            return Err(fail(
-                ErrorKind::NotAnObject,
-                format!("expected a JSON object, got {}", value.type_name()),
-            ));
-        };
-        let record = Record { members };
-        let kind = match record.get("type").and_then(Value::as_str) {
-            Some(k @ ("header" | "message" | "section" | "run-context")) => k,
-            Some(other) => {
-                return Err(fail(
-                    ErrorKind::UnknownType,
-                    format!(
-                        "unknown record type {other:?} (a record's type is one of header, \
-                         message, section, run-context)"
-                    ),
-                ))
-            }
-            None => {
-                return Err(fail(
-                    ErrorKind::UnknownType,
-                    match record.get("type") {
-                        None => "the record has no 'type'".to_owned(),
-                        Some(v) => {
-                            format!("a record's 'type' must be a string, got {}", v.type_name())
-                        }
-                    },
-                ))
-            }
-        };
-        if (kind == "header") != (line == 1) {
-            return Err(fail(
-                ErrorKind::Header,
-                if line == 1 {
-                    format!("line 1 must be the header record, not a {kind} record")
-                } else {
-                    "a header record after line 1: two transcripts were joined".into()
-                },
-            ));
-        }
+        Ok(())
+    }
+
+    /// Checks a record's members against the transcript so far and takes it in: the chain
+    /// (`stored`, for version 2), the seed rule of line 2, then the record's own rules.
+    fn apply(
+        &mut self,
+        parsed: Parsed,
+        stored: Option<&str>,
+        raw: &[u8],
+        line: usize,
+    ) -> Result<Item, TranscriptError> {
         let mut next = ReadState {
             line,
             chained: false,
         };
-        let item = if kind == "header" {
-            self.read_header(&record, &mut next, raw)?
-        } else {
-            let fields: &[&str] = match kind {
-                "message" => &["index", "message", "type"],
-                "section" => &["digest", "name", "text", "type"],
-                // `tokens` is optional (version 2 readers accept a run with or without it).
-                _ if record.get("tokens").is_some() => &[
-                    "digest", "facts", "messages", "run", "sections", "time", "tokens", "type",
-                ],
-                _ => &[
-                    "digest", "facts", "messages", "run", "sections", "time", "type",
-                ],
+        if let Some(stored) = stored {
+            self.check_chain(stored, raw, &mut next)?;
+        }
+        if self.version == TRANSCRIPT_VERSION && line == 2 {
+            let kind = match &parsed {
+                Parsed::Message { .. } => None,
+                Parsed::Section { .. } => Some("section"),
+                Parsed::Run(_) => Some("run-context"),
             };
-            check_members(
-                &record,
-                fields,
-                self.version == TRANSCRIPT_VERSION,
-                line,
-                kind,
-            )?;
-            // Member values are checked before the chain (the refusal table's order): a line
-            // edited in place to an ill-formed value is `member-value`, not `chain`.
-            let parsed = match kind {
-                "message" => Parsed::Message(parse_message(&record, raw, line)?),
-                "section" => Parsed::Section(parse_section(&record, line)?),
-                _ => Parsed::Run(parse_run(&record, line)?),
-            };
-            self.check_chain(&record, raw, &mut next)?;
-            if self.version == TRANSCRIPT_VERSION && line == 2 && kind != "message" {
-                return Err(fail(
-                    ErrorKind::Seed,
-                    format!(
+            if let Some(kind) = kind {
+                return Err(TranscriptError {
+                    kind: ErrorKind::Seed,
+                    line,
+                    message: format!(
                         "line 2 must be the message with index 0, whose digest is the header's \
                          seed, not a {kind} record; the header or the first message was altered"
                     ),
-                ));
+                });
             }
-            match parsed {
-                Parsed::Message((index, body)) => self.read_message(index, body, line)?,
-                Parsed::Section((digest, name, text)) => {
-                    self.read_section(digest, name, text, line)?
-                }
-                Parsed::Run(envelope) => self.read_run(envelope, line)?,
-            }
-        };
-        if let Some(chain) = next.chained.then(|| chain_member(raw)) {
-            self.chain = chain;
         }
-        self.lines = line;
+        let item = match parsed {
+            Parsed::Message { index, body } => self.read_message(index, body, line)?,
+            Parsed::Section { digest, name, text } => {
+                self.read_section(digest, &name, &text, line)?
+            }
+            Parsed::Run(envelope) => self.read_run(envelope, line)?,
+        };
+        self.finish(&next, raw);
         Ok(item)
     }
 
+    fn finish(&mut self, next: &ReadState, raw: &[u8]) {
+        if next.chained {
+            // The stored chain, checked: copied into the String already held (no allocation).
+            let start = CHAIN_OPEN.len();
+            let chain = std::str::from_utf8(&raw[start..start + DIGEST_LEN]).expect("a digest");
+            self.chain.clear();
+            self.chain.push_str(chain);
+        }
+        self.lines = next.line;
+    }
     fn read_header(
         &mut self,
         record: &Record,
@@ -795,8 +721,8 @@ impl Transcript {
         let seed = digest_member(record, "seed", line)?;
         let time = time_member(record, line)?;
         if version == TRANSCRIPT_VERSION {
-            self.version = version;
-            self.check_chain(record, raw, next)?;
+            let stored = digest_member(record, "chain", line)?;
+            self.check_chain(&stored, raw, next)?;
         }
         self.version = version;
         self.seed = seed.clone();
@@ -809,20 +735,16 @@ impl Transcript {
 
     fn check_chain(
         &self,
-        record: &Record,
+        stored: &str,
         raw: &[u8],
         next: &mut ReadState,
     ) -> Result<(), TranscriptError> {
-        if self.version != TRANSCRIPT_VERSION {
-            return Ok(());
-        }
         let line = next.line;
-        let stored = digest_member(record, "chain", line)?;
         // `chain` sorts first, so the body is `{` and what follows `{"chain":"…",`: hashed in
         // two pieces, without copying the line.
         let prefix = CHAIN_OPEN.len() + DIGEST_LEN + 2;
-        let expected = chain_of_parts(&self.chain, &[b"{", &raw[prefix..]]);
-        if stored != expected {
+        let expected = chain_hash(&self.chain, &[b"{", &raw[prefix..]]).to_hex();
+        if stored.strip_prefix(DIGEST_PREFIX) != Some(expected.as_str()) {
             return Err(TranscriptError {
                 kind: ErrorKind::Chain,
                 line,
@@ -953,7 +875,11 @@ impl Transcript {
             }
         }
         let structure: Structure = (sections, facts);
-        match self.verified.get(&structure) {
+        let cached = self
+            .verified
+            .as_ref()
+            .filter(|(held, _)| *held == structure);
+        match cached.map(|(_, known)| known) {
             Some(known) if *known == digest => {}
             Some(known) => {
                 return Err(fail(
@@ -980,8 +906,7 @@ impl Transcript {
                         ),
                     ));
                 }
-                self.note_verified(&structure);
-                self.verified.insert(structure.clone(), digest.clone());
+                self.verified = Some((structure.clone(), digest.clone()));
             }
         }
         self.runs += 1;
@@ -1031,29 +956,38 @@ impl Transcript {
     /// without rendering the context.
     fn rebuild(&mut self, structure: &Structure) -> Result<String, String> {
         let (sections, facts) = structure;
-        let stand_ins = |position: Position| -> Vec<Entry> {
+        let stand_ins = |position: Position| -> Vec<(&str, Option<&str>)> {
             sections
                 .iter()
                 .filter(|s| s.position == position)
-                .map(|s| Entry::new(s.name.as_str(), Some("x")))
+                .map(|s| (s.name.as_str(), Some("x")))
                 .collect()
         };
-        let judged = RunContext::new(
+        let judged = RunContext::keep(
             stand_ins(Position::Head),
             facts
                 .iter()
-                .map(|(n, v)| Entry::new(n.as_str(), Some(v.as_str())))
+                .map(|(n, v)| (n.as_str(), Some(v.as_str())))
                 .collect(),
             stand_ins(Position::Tail),
         )
         .map_err(|e| format!("do not make a valid RunContext ({e})"))?;
-        let kept = judged.facts() == facts.as_slice()
-            && judged.sections().len() == sections.len()
+        // Kept in the envelope's order: head sections first, as a RunContext renders them.
+        let kept_sections = judged
+            .head
+            .iter()
+            .map(|(name, _)| (Position::Head, *name))
+            .chain(judged.tail.iter().map(|(name, _)| (Position::Tail, *name)));
+        let kept = judged.facts.len() == facts.len()
             && judged
-                .sections()
+                .facts
                 .iter()
+                .zip(facts)
+                .all(|((name, value), (n, v))| name == n && value.as_str() == v)
+            && judged.head.len() + judged.tail.len() == sections.len()
+            && kept_sections
                 .zip(sections)
-                .all(|(a, b)| a.position == b.position && a.name == b.name)
+                .all(|((position, name), s)| position == s.position && name == s.name)
             && sections.iter().all(|s| {
                 let (_, text) = &self.sections[&s.digest];
                 !text.is_empty() && normalise(text).len() == text.len()
@@ -1091,9 +1025,9 @@ impl Transcript {
 
     /// The digest of the canonical document of a context (`RunContext::canonical_document`:
     /// `{"facts":[[n,v],…],"head":[[n,t],…],"tail":[[n,t],…],"v":1}`), with each section
-    /// body's `[name,text]` copied from [`Self::encoded`] instead of being escaped again. (One
-    /// contiguous buffer: BLAKE3 hashes it with more SIMD lanes than it does a stream of
-    /// pieces.) Debug builds check every one against `runcontext::digest_of_kept`.
+    /// body's `[name,text]` copied from [`Self::encoded`] instead of being escaped again, into
+    /// one buffer that [`Rehasher`] hashes against the previous run's document. Debug builds
+    /// check every one against `runcontext::digest_of_kept`.
     fn document_digest(&mut self, sections: &[SectionRef], facts: &[(String, String)]) -> String {
         let mut pairs = Vec::with_capacity(sections.len());
         for section in sections {
@@ -1119,9 +1053,10 @@ impl Transcript {
                 .iter()
                 .map(|(n, v)| n.len() + v.len() + 8)
                 .sum::<usize>();
-        let mut out = Vec::with_capacity(size + 64);
+        let out = self.rehasher.buffer();
+        out.reserve(size + 64);
         out.extend_from_slice(b"{\"facts\":[");
-        write_fact_pairs(&mut out, facts);
+        write_fact_pairs(out, facts);
         for (key, position) in [
             (&b"],\"head\":["[..], Position::Head),
             (b"],\"tail\":[", Position::Tail),
@@ -1139,8 +1074,258 @@ impl Transcript {
         out.extend_from_slice(b"],\"v\":");
         out.extend_from_slice(FORMAT_VERSION.to_string().as_bytes());
         out.push(b'}');
-        digest_bytes(&out)
+        format_digest(&self.rehasher.finish())
     }
+}
+
+/// What the general reader makes of one line: a header (its value, for
+/// [`Transcript::read_header`], which needs the transcript's state), or another record with its
+/// members checked and its stored chain (`chained`: a version 2 transcript). The checks run in
+/// the order of the refusal table, up to the chain.
+fn check_record(raw: &[u8], line: usize, chained: bool) -> Result<Checked, TranscriptError> {
+    let fail = |kind: ErrorKind, message: String| TranscriptError {
+        kind,
+        line,
+        message,
+    };
+    let value = parse(raw).map_err(|error| {
+        // The table puts a syntax error anywhere in the line before a depth or a
+        // canonical-form error the parser met first.
+        let grammar = if matches!(
+            error.kind,
+            ParseErrorKind::Canonical(_)
+                | ParseErrorKind::NumberOverflow(_)
+                | ParseErrorKind::InexactInteger { .. }
+        ) {
+            json_syntax_error(raw)
+        } else {
+            None
+        };
+        if let Some(offset) = grammar {
+            return fail(
+                ErrorKind::NotJson,
+                format!(
+                    "not JSON: the text breaks the JSON grammar (byte {})",
+                    offset + 1
+                ),
+            );
+        }
+        if grammar.is_none()
+            && !matches!(
+                error.kind,
+                ParseErrorKind::Canonical(CanonicalErrorKind::TooDeep)
+            )
+            && nesting(raw) > MAX_DEPTH
+        {
+            return fail(
+                ErrorKind::TooDeep,
+                format!("the record nests deeper than {MAX_DEPTH} arrays and objects"),
+            );
+        }
+        let kind = match error.kind {
+            ParseErrorKind::Canonical(CanonicalErrorKind::TooDeep) => ErrorKind::TooDeep,
+            ParseErrorKind::Canonical(_)
+            | ParseErrorKind::NumberOverflow(_)
+            | ParseErrorKind::InexactInteger { .. } => ErrorKind::NotCanonical,
+            _ => ErrorKind::NotJson,
+        };
+        let what = if kind == ErrorKind::NotCanonical {
+            "not a canonical JSON record"
+        } else {
+            "not JSON"
+        };
+        fail(
+            kind,
+            format!("{what}: {} (byte {})", error.kind, error.offset + 1),
+        )
+    })?;
+    match value.to_canonical() {
+        Ok(canonical) if canonical == raw => {}
+        _ => {
+            return Err(fail(
+                ErrorKind::NotCanonical,
+                "the record is not in canonical JSON form (RFC 8785): the file was \
+                     edited or written by another tool; transcripts are byte-deterministic"
+                    .into(),
+            ))
+        }
+    }
+    let Value::Object(members) = &value else {
+        return Err(fail(
+            ErrorKind::NotAnObject,
+            format!("expected a JSON object, got {}", value.type_name()),
+        ));
+    };
+    let record = Record { members };
+    let kind = match record.get("type").and_then(Value::as_str) {
+        Some(k @ ("header" | "message" | "section" | "run-context")) => k,
+        Some(other) => {
+            return Err(fail(
+                ErrorKind::UnknownType,
+                format!(
+                    "unknown record type {other:?} (a record's type is one of header, \
+                         message, section, run-context)"
+                ),
+            ))
+        }
+        None => {
+            return Err(fail(
+                ErrorKind::UnknownType,
+                match record.get("type") {
+                    None => "the record has no 'type'".to_owned(),
+                    Some(v) => {
+                        format!("a record's 'type' must be a string, got {}", v.type_name())
+                    }
+                },
+            ))
+        }
+    };
+    if (kind == "header") != (line == 1) {
+        return Err(fail(
+            ErrorKind::Header,
+            if line == 1 {
+                format!("line 1 must be the header record, not a {kind} record")
+            } else {
+                "a header record after line 1: two transcripts were joined".into()
+            },
+        ));
+    }
+    if kind == "header" {
+        return Ok(Checked::Header(value));
+    }
+    let fields: &[&str] = match kind {
+        "message" => &["index", "message", "type"],
+        "section" => &["digest", "name", "text", "type"],
+        // `tokens` is optional (version 2 readers accept a run with or without it).
+        _ if record.get("tokens").is_some() => &[
+            "digest", "facts", "messages", "run", "sections", "time", "tokens", "type",
+        ],
+        _ => &[
+            "digest", "facts", "messages", "run", "sections", "time", "type",
+        ],
+    };
+    check_members(&record, fields, chained, line, kind)?;
+    // Member values are checked before the chain (the refusal table's order): a line edited
+    // in place to an ill-formed value is `member-value`, not `chain`.
+    let parsed = match kind {
+        "message" => parse_message(&record, raw, line)?,
+        "section" => parse_section(&record, line)?,
+        _ => Parsed::Run(parse_run(&record, line)?),
+    };
+    let chain = chained
+        .then(|| digest_member(&record, "chain", line))
+        .transpose()?;
+    Ok(Checked::Body(parsed, chain))
+}
+
+/// A version 2 record after the header, read in place ([`Scan`]): what [`check_record`]
+/// would make of it, when the line is in the exact layout the writer gives that record, every
+/// member plainly canonical and well formed. `None` leaves the line to `check_record`, which
+/// accepts it or says why not.
+fn scan_record(raw: &[u8]) -> Option<(Parsed, &str)> {
+    let mut scan = Scan::new(raw)?;
+    scan.take(br#"{"chain":"#)?;
+    let chain = scan.digest()?;
+    let parsed = if scan.take(br#","index":"#).is_some() {
+        let index = scan.count()?;
+        scan.take(br#","message":"#)?;
+        let start = scan.pos();
+        scan_message(&mut scan)?;
+        let body = raw[start..scan.pos()].to_vec();
+        scan.take(br#","type":"message"}"#)?;
+        Parsed::Message { index, body }
+    } else {
+        scan.take(br#","digest":"#)?;
+        let digest = scan.digest()?.to_owned();
+        if scan.take(br#","name":"#).is_some() {
+            let name = scan.string()?.into_owned();
+            scan.take(br#","text":"#)?;
+            let text = scan.string()?.into_owned();
+            scan.take(br#","type":"section"}"#)?;
+            Parsed::Section { digest, name, text }
+        } else {
+            Parsed::Run(scan_run(&mut scan, raw, digest)?)
+        }
+    };
+    scan.at_end().then_some((parsed, chain))
+}
+
+// The members of a record sit at depth 1 and a run's facts and sections at most at depth 3,
+// all below the limit: only a message's own nesting can reach it.
+const _: () = assert!(MAX_DEPTH > 3);
+
+/// A message object, which names a `role` (a string), or else a `type` (a string).
+fn scan_message(scan: &mut Scan) -> Option<()> {
+    let (mut role, mut kind) = (None, None);
+    scan.object(1, |scan, name| {
+        let string = scan.peek() == Some(b'"');
+        match name {
+            b"role" => role = Some(string),
+            b"type" => kind = Some(string),
+            _ => {}
+        }
+        scan.value(2)
+    })?;
+    (role == Some(true) || (role.is_none() && kind == Some(true))).then_some(())
+}
+
+/// A run-context record's members after its `digest`, through its `type`.
+fn scan_run(scan: &mut Scan, raw: &[u8], digest: String) -> Option<Envelope> {
+    scan.take(br#","facts":"#)?;
+    let mut facts = Vec::new();
+    scan.array(1, |scan| {
+        scan.take(b"[")?;
+        let name = scan.string()?.into_owned();
+        scan.take(b",")?;
+        let value = scan.string()?.into_owned();
+        facts.push((name, value));
+        scan.take(b"]")
+    })?;
+    scan.take(br#","messages":"#)?;
+    let messages = scan.count()?;
+    scan.take(br#","run":"#)?;
+    let run = scan.count()?;
+    scan.take(br#","sections":"#)?;
+    let mut sections = Vec::new();
+    scan.array(1, |scan| {
+        scan.take(br#"{"digest":"#)?;
+        let digest = scan.digest()?.to_owned();
+        scan.take(br#","name":"#)?;
+        let name = scan.string()?.into_owned();
+        let position = if scan.take(br#","position":"head"}"#).is_some() {
+            Position::Head
+        } else {
+            scan.take(br#","position":"tail"}"#)?;
+            Position::Tail
+        };
+        sections.push(SectionRef {
+            position,
+            name,
+            digest,
+        });
+        Some(())
+    })?;
+    scan.take(br#","time":"#)?;
+    let time = scan.string()?.into_owned();
+    check_time(&time).ok()?;
+    let tokens = if scan.take(br#","tokens":"#).is_some() {
+        let start = scan.pos();
+        scan.value(1)?;
+        // Small and rare enough for the general reader: Tokens reads a Value.
+        Some(Tokens::from_value(&parse(&raw[start..scan.pos()]).ok()?).ok()?)
+    } else {
+        None
+    };
+    scan.take(br#","type":"run-context"}"#)?;
+    Some(Envelope {
+        run,
+        digest,
+        time,
+        messages,
+        sections,
+        facts,
+        tokens,
+    })
 }
 
 struct ReadState {
@@ -1149,10 +1334,25 @@ struct ReadState {
 }
 
 /// A record's members, checked, before the chain and the transcript's state are.
-enum Parsed<'a> {
-    Message((usize, Vec<u8>)),
-    Section((String, &'a str, &'a str)),
+#[derive(Debug, Clone, PartialEq)]
+enum Parsed {
+    /// `body` is the message's canonical JSON, as the line holds it.
+    Message {
+        index: usize,
+        body: Vec<u8>,
+    },
+    Section {
+        digest: String,
+        name: String,
+        text: String,
+    },
     Run(Envelope),
+}
+
+/// What [`check_record`] found.
+enum Checked {
+    Header(Value),
+    Body(Parsed, Option<String>),
 }
 
 struct Record<'a> {
@@ -1175,11 +1375,7 @@ fn entry_has(value: &Value, keys: &[&str]) -> bool {
 }
 
 /// A `message` record's members, checked (`member-value`): its index and body.
-fn parse_message(
-    record: &Record,
-    raw: &[u8],
-    line: usize,
-) -> Result<(usize, Vec<u8>), TranscriptError> {
+fn parse_message(record: &Record, raw: &[u8], line: usize) -> Result<Parsed, TranscriptError> {
     let fail = |kind, message| TranscriptError {
         kind,
         line,
@@ -1213,18 +1409,15 @@ fn parse_message(
     // `,"type":"message"}`: the line is canonical, so no re-encoding is needed.
     let start = find(raw, br#","message":"#).expect("canonical line") + 11;
     let body = raw[start..raw.len() - br#","type":"message"}"#.len()].to_vec();
-    Ok((index, body))
+    Ok(Parsed::Message { index, body })
 }
 
 /// A `section` record's members, checked (`member-value`): its digest, name and text.
-fn parse_section<'a>(
-    record: &'a Record,
-    line: usize,
-) -> Result<(String, &'a str, &'a str), TranscriptError> {
+fn parse_section(record: &Record, line: usize) -> Result<Parsed, TranscriptError> {
     let digest = digest_member(record, "digest", line)?;
-    let name = string_member(record, "name", line)?;
-    let text = string_member(record, "text", line)?;
-    Ok((digest, name, text))
+    let name = string_member(record, "name", line)?.to_owned();
+    let text = string_member(record, "text", line)?.to_owned();
+    Ok(Parsed::Section { digest, name, text })
 }
 
 /// A `run-context` record's members, checked (`member-value`); whether they make the next
@@ -1505,21 +1698,16 @@ pub fn check_time(text: &str) -> Result<(), String> {
 
 /// `blake3:` + hex(BLAKE3(previous chain ‖ body)).
 pub fn chain_of(previous: &str, body: &[u8]) -> String {
-    chain_of_parts(previous, &[body])
+    format!("{DIGEST_PREFIX}{}", chain_hash(previous, &[body]).to_hex())
 }
 
-fn chain_of_parts(previous: &str, body: &[&[u8]]) -> String {
+fn chain_hash(previous: &str, body: &[&[u8]]) -> blake3::Hash {
     let mut hasher = blake3::Hasher::new();
     hasher.update(previous.as_bytes());
     for part in body {
         hasher.update(part);
     }
-    format!("{DIGEST_PREFIX}{}", hasher.finalize().to_hex())
-}
-
-fn chain_member(raw: &[u8]) -> String {
-    let start = CHAIN_OPEN.len();
-    String::from_utf8(raw[start..start + DIGEST_LEN].to_vec()).expect("checked digest")
+    hasher.finalize()
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -1790,6 +1978,106 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A transcript with every kind of record and member the scanner reads: nested and
+    /// escaped messages, a Responses item, floats, non-ASCII text, head and tail sections,
+    /// several facts, tokens with billing.
+    fn varied() -> Vec<Vec<u8>> {
+        let (mut t, mut lines) = seeded();
+        for message in [
+            &br#"{"content":[{"text":"tab\t quote\" \u0001 \u00e9","type":"text"}],"role":"user"}"#[..],
+            "{\"content\":\"日本語 😀 \\n\",\"role\":\"assistant\"}".as_bytes(),
+            br#"{"arguments":{"limit":-3,"ratio":0.25,"big":1e+21,"none":null,"ok":true},"type":"function_call"}"#,
+            br#"{"content":"x","name":"t","role":"tool","tool_call_id":"c1"}"#,
+        ] {
+            let canonical = crate::canonicalize_text(message).unwrap();
+            lines.push(t.write_message(&canonical).unwrap());
+        }
+        let tokens = Tokens::from_value(
+            &parse(br#"{"billed":{"cache_read":3,"cache_write":0,"input":9,"output":4},"conversation":5,"head":1,"limit":100,"quality":"exact","tail":2,"tools":1}"#)
+                .unwrap(),
+        )
+        .unwrap();
+        for (i, date) in ["2026-12-01", "2026-12-02\nsecond line \"quoted\""]
+            .iter()
+            .enumerate()
+        {
+            let context = RunContext::new(
+                vec![Entry::new(
+                    "AGENTS.md",
+                    Some("Keep it green.\n\tIndented \u{1} é"),
+                )],
+                vec![
+                    Entry::new("date", Some(*date)),
+                    Entry::new("cwd", Some("/home/ü")),
+                ],
+                vec![Entry::new("notes", Some("tail text"))],
+            )
+            .unwrap();
+            lines.extend(t.write_sections(&context));
+            let tokens = (i == 1).then_some(&tokens);
+            lines.push(
+                t.write_run(&context, "2026-12-01T09:00:01Z", 5, tokens)
+                    .unwrap(),
+            );
+        }
+        lines
+    }
+
+    #[test]
+    fn the_scanner_reads_what_the_writer_writes() {
+        let lines = varied();
+        assert!(read_all(&lines).is_ok());
+        for (i, line) in lines.iter().enumerate().skip(1) {
+            let raw = &line[..line.len() - 1];
+            let (fast, chain) = scan_record(raw)
+                .unwrap_or_else(|| panic!("line {}: {}", i + 1, String::from_utf8_lossy(raw)));
+            let Ok(Checked::Body(slow, slow_chain)) = check_record(raw, i + 1, true) else {
+                panic!("line {} is refused", i + 1);
+            };
+            assert_eq!((fast, Some(chain.to_owned())), (slow, slow_chain));
+        }
+    }
+
+    /// Every one-byte change, deletion and insertion of every record line: whatever the
+    /// scanner takes, the general reader takes with the same result.
+    #[test]
+    fn the_scanner_takes_nothing_the_reader_would_refuse_or_read_otherwise() {
+        let lines = varied();
+        let mut taken = 0;
+        for (i, line) in lines.iter().enumerate().skip(1) {
+            let raw = &line[..line.len() - 1];
+            let mut variants = Vec::new();
+            for at in 0..raw.len() {
+                for flip in [0x01u8, 0x02, 0x04, 0x20, 0x40, 0x80] {
+                    let mut v = raw.to_vec();
+                    v[at] ^= flip;
+                    variants.push(v);
+                }
+                let mut v = raw.to_vec();
+                v.remove(at);
+                variants.push(v);
+                for b in [b' ', b'0', b'"', b'\\', b',', b'}'] {
+                    let mut v = raw.to_vec();
+                    v.insert(at, b);
+                    variants.push(v);
+                }
+            }
+            for v in &variants {
+                if let Some((fast, chain)) = scan_record(v) {
+                    taken += 1;
+                    match check_record(v, i + 1, true) {
+                        Ok(Checked::Body(slow, slow_chain)) => {
+                            assert_eq!((&fast, Some(chain)), (&slow, slow_chain.as_deref()));
+                        }
+                        _ => panic!("taken, but refused: {}", String::from_utf8_lossy(v)),
+                    }
+                }
+            }
+        }
+        // Some changes leave a valid record (a digit of a digest, a letter of a text).
+        assert!(taken > 0);
     }
 
     #[test]

@@ -41,7 +41,7 @@ bench-check:  ## every benchmark body once, untimed and small (CI: the suite can
 	$(PYTHON) -m pytest -p no:cacheprovider benches --benchmark-disable -q
 
 fuzz:  ## run each cargo-fuzz target for FUZZ_SECONDS (needs `cargo install cargo-fuzz`)
-	cd fuzz && for t in canonicalize_text runcontext; do \
+	cd fuzz && for t in canonicalize_text runcontext transcript_line; do \
 		RUSTC_BOOTSTRAP=1 cargo fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) || exit 1; done
 
 vectors:  ## regenerate the conformance vectors (needs node for the numbers)

@@ -265,6 +265,8 @@ def _one_line(text: str) -> str:
 
 def _shown(text: str) -> str:
     """A name or value as the text shows it: on one line, every control made visible."""
+    if text.isprintable():  # no line break, tab or control (_controls): nothing to change
+        return text
     return visible(_one_line(text))
 
 
@@ -347,7 +349,15 @@ class _Listing:
         if told is not None and told != time[:10]:  # time[:10] is the recording date
             when += f"  told {self.text_of[told]}"
         head = f"run {number}  {when}  {digest}  {count} message{'' if count == 1 else 's'}\n"
-        lines = self._change_lines(previous, current)
+        quick = self._value_changes(previous, current)
+        if quick is None:
+            lines = self._change_lines(previous, current)
+        else:
+            shown = self.text_of
+            lines = [
+                f"  changed  fact {shown[name]}: {shown[old]} → {shown[new]}"
+                for name, old, new in quick
+            ]
         if tokens is not None:
             lines[:0] = _tokens_lines(tokens)
         if len(lines) == (tokens is not None):  # no change: the counts' line at most
@@ -355,13 +365,8 @@ class _Listing:
         return head + "\n".join(lines) + "\n"
 
     def _change_lines(self, previous: Envelope | None, current: Envelope) -> list[str]:
+        """The change lines of a run :meth:`_value_changes` does not take."""
         shown = self.text_of
-        quick = self._value_changes(previous, current)
-        if quick is not None:
-            return [
-                f"  changed  fact {shown[name]}: {shown[old]} → {shown[new]}"
-                for name, old, new in quick
-            ]
         found = self.changes(previous, current)
         before_facts = {} if previous is None else dict(previous[6])
         after_facts = dict(current[6])

@@ -29,8 +29,8 @@ TYPE_CHECKING = False  # type checkers treat any name TYPE_CHECKING as true
 
 # The run loop, the async session, the in-memory check and the Run and TornTail dataclasses
 # load on first use (PEP 562): the loop imports the budget package, and dataclasses imports
-# inspect, together half of what `runcontext log` cost to start, and listing a transcript's
-# runs needs none of them. Type checkers see the imports.
+# inspect, together most of the half of `runcontext log`'s imports it no longer makes (issue
+# 13), and listing a transcript's runs needs none of them. Type checkers see the imports.
 if TYPE_CHECKING:
     from runcontext.transcript.async_session import AsyncSession
     from runcontext.transcript.loop import Loop, RunOutcome

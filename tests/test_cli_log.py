@@ -292,5 +292,9 @@ def test_the_quick_comparison_agrees_with_changes(tmp_path: Path) -> None:
             session.record_run(conversation, context, reply)
             conversation.append(reply)
         runs = session.runs()
-    for previous, current in zip([None, *runs], runs, strict=False):
-        assert cli_log._changes(previous, current) == changes(previous, current)
+        envelopes, library = session._recorded()  # what the list compares
+    listing = cli_log._Listing(library.bodies)
+    for before, after, previous, current in zip(
+        [None, *envelopes], envelopes, [None, *runs], runs, strict=False
+    ):
+        assert listing.changes(before, after) == changes(previous, current)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from runcontext import RunContext, Session
-from runcontext.cli._terminal import json_records, json_text, visible
+from runcontext.cli._terminal import JSONLines, json_array, json_text, visible
 
 HOSTILE = "Build it.\x1b[2K\rSafe.\x1b]52;c;ZWNobyBwd25lZA==\x07 \x9b31m\u202eevil\u202c\tok\n"
 
@@ -99,12 +99,12 @@ def test_instruction_files_with_control_characters_are_reported_not_changed(
     assert not [kind for kind, _ in crlf.diagnostics if kind == "control-characters"]
 
 
-def test_json_records_is_one_compact_element_a_line_escaped_like_json_text() -> None:
+def test_json_array_is_one_compact_element_a_line_escaped_like_json_text() -> None:
     values = [{"t": HOSTILE, "n": 1}, [None, "é"], {}]
-    text = json_records(values)
+    text = json_array(map(JSONLines().line, values))
     assert json.loads(text) == values
     lines = text.split("\n")
     assert lines[0] == "[" and lines[-2:] == ["]", ""] and len(lines) == len(values) + 3
     assert [json.loads(line.rstrip(",")) for line in lines[1:-2]] == values
     assert not _raw_controls(text) and "\u202e" not in text and "é" in text
-    assert json_records([]) == "[]\n"
+    assert json_array([]) == "[]\n"

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import re
     from collections.abc import Iterable
 
-__all__ = ["json_records", "json_text", "visible"]
+__all__ = ["JSONLines", "json_array", "json_text", "visible"]
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -41,15 +41,34 @@ def json_text(value: object) -> str:
     return _json_escape(json.dumps(value, ensure_ascii=False, indent=2))
 
 
-def json_records(values: Iterable[object]) -> str:
-    """A JSON array of ``values``, one compact element per line, and a newline: the same
-    escaping as :func:`json_text`, at the C encoder's speed (``indent=`` makes ``json`` run its
-    pure-Python encoder, the most of ``runcontext log --json`` of a long transcript)."""
-    import json
+class JSONLines:
+    """Compact JSON, one value a line, escaped as :func:`json_text` escapes, at the C encoder's
+    speed (``indent=`` makes ``json`` run its pure-Python encoder, the most of
+    ``runcontext log --json`` of a long transcript once). :meth:`string` is the piece for a
+    caller that writes the rest of a line itself."""
 
-    encode = json.JSONEncoder(ensure_ascii=False).encode
-    body = ",\n".join(map(encode, values))
-    return _json_escape(f"[\n{body}\n]\n" if body else "[]\n")
+    __slots__ = ("_encode", "_encode_string")
+
+    def __init__(self) -> None:
+        import json
+        from json.encoder import encode_basestring  # the C function JSONEncoder uses for str
+
+        self._encode = json.JSONEncoder(ensure_ascii=False).encode
+        self._encode_string = encode_basestring
+
+    def line(self, value: object) -> str:
+        """``value`` as JSON on one line."""
+        return _json_escape(self._encode(value))
+
+    def string(self, text: str) -> str:
+        """``line(text)`` for a string, without the encoder's set-up."""
+        return _json_escape(self._encode_string(text))
+
+
+def json_array(lines: Iterable[str]) -> str:
+    """A JSON array of already encoded ``lines`` (:meth:`JSONLines.line`), and a newline."""
+    body = ",\n".join(lines)
+    return f"[\n{body}\n]\n" if body else "[]\n"
 
 
 def _json_escape(text: str) -> str:

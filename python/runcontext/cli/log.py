@@ -12,16 +12,17 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 from runcontext._core import RunContext
 from runcontext.cli._commands import summary
-from runcontext.cli._terminal import json_records, json_text, visible
-from runcontext.section import Section
-from runcontext.transcript import Run, Session, TornTranscriptWarning
-from runcontext.transcript.changes import changes
+from runcontext.cli._terminal import JSONLines, json_array, json_text, visible
+from runcontext.transcript import Session, TornTranscriptWarning
+from runcontext.transcript._records import Envelope, parse_time
+from runcontext.transcript.changes import differences
 from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES
 
 # The fact that says which day the agent was told it is (the default providers' `date`).
@@ -110,41 +111,41 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(str(error)) from None
         with session:
             anchored = _anchored_head(session)
-            runs = session.runs()
+            # The runs as the core read them: the list needs no Run (and no datetime) per run.
+            runs, library = session._recorded()
             chain = session.chain
             messages = session.messages() if args.messages else []
     for warning in caught:
         # A torn last line is worth a note, not a failure: every complete run is listed.
         print(f"runcontext log: warning: {visible(str(warning.message))}", file=sys.stderr)
+    listing = _Listing(library.bodies)
     if args.run is not None:
         if not 1 <= args.run <= len(runs):
             span = f"runs 1 to {len(runs)}" if runs else "no runs"
             raise ValueError(f"{args.transcript}: no run {args.run}: the transcript has {span}")
         previous = runs[args.run - 2] if args.run > 1 else None
         chosen = runs[args.run - 1]
-        sent = messages[: chosen.messages]
+        context = library.context((chosen[5], chosen[6]), chosen[1])
+        sent = messages[: chosen[4]]
         if args.json:
-            extra = {"conversation": sent} if args.messages else _full_json(chosen)
-            _print_json(_run_json(chosen, previous) | extra)
+            extra = {"conversation": sent} if args.messages else _full_json(context)
+            _print_json(listing.run_json(chosen, previous) | extra)
         else:
-            print(visible(_run_text(chosen, previous)), end="")
-            print(visible(_messages_text(sent) if args.messages else _full_text(chosen)), end="")
+            print(listing.text(chosen, previous), end="")
+            print(visible(_messages_text(sent) if args.messages else _full_text(context)), end="")
         return 0
     # Changes are always against the run before in the transcript, listed or not. Runs are
     # compared by their sections and facts: no RunContext is built for the list (the core
     # verified each run's digest on open).
     pairs = zip(runs, [None, *runs], strict=False)  # each run with the one before
-    listed = [pair for pair in pairs if selection.keeps(*pair)] if selection.active else pairs
+    listed = (
+        [pair for pair in pairs if selection.keeps(*pair, listing)] if selection.active else pairs
+    )
     if args.json:
-        # One run per line: json.dumps with indent= runs the pure-Python encoder, several
-        # times slower than this on a long transcript (TRANSCRIPT.md, "runcontext log").
-        sys.stdout.write(
-            json_records(_run_json(recorded, previous) for recorded, previous in listed)
-        )
+        sys.stdout.write(json_array(listing.json_line(*pair) for pair in listed))
         return 0
-    # One string, escaped in one pass and written at once: per-run prints cost more than the
-    # rest of the listing.
-    parts = [_run_text(recorded, previous) for recorded, previous in listed]
+    # One string, written at once: per-run prints cost more than the rest of the listing.
+    parts = [listing.text(*pair) for pair in listed]
     if selection.active:
         parts.append(f"{len(parts)} of {len(runs)} runs match\n")
     # The anchor: kept elsewhere, it shows a later rewrite of the whole tail (TRANSCRIPT.md).
@@ -153,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if anchored is not None:
         parts.append(f"anchored  {anchored[0]} records: the session row holds the same chain\n")
-    sys.stdout.write(visible("".join(parts)))
+    sys.stdout.write("".join(parts))
     return 0
 
 
@@ -191,16 +192,18 @@ class _Selection:
     def active(self) -> bool:
         return bool(self.since or self.until or self.facts or self.sections)
 
-    def keeps(self, recorded: Run, previous: Run | None) -> bool:
-        if self.since is not None and recorded.time < self.since:
-            return False
-        if self.until is not None and recorded.time > self.until:
-            return False
-        told = dict(recorded.facts)
+    def keeps(self, current: Envelope, previous: Envelope | None, listing: _Listing) -> bool:
+        if self.since is not None or self.until is not None:
+            time = parse_time(current[3])
+            if self.since is not None and time < self.since:
+                return False
+            if self.until is not None and time > self.until:
+                return False
+        told = dict(current[6])
         if any(told.get(name) != value for name, value in self.facts):
             return False
         if self.sections:
-            found = _changes(previous, recorded)["sections"]
+            found = listing.changes(previous, current)["sections"]
             touched = {name for verb in found.values() for name in verb}
             return any(name in touched for name in self.sections)
         return True
@@ -239,41 +242,19 @@ def _anchored_head(session: Session) -> tuple[int, str] | None:
     )
 
 
-def _value_changes(previous: Run | None, current: Run) -> list[tuple[str, str, str]] | None:
-    """The case of most runs of a long session, without ``changes``'s name maps: the same
-    sections as the run before (tuples, shared when equal) and the same fact names in the same
-    order, some values new. Those facts as ``(name, old, new)`` (none when nothing changed);
-    ``None`` in any other case. A context's fact names are distinct, so this is ``changes``."""
-    if previous is None or previous.sections != current.sections:
-        return None
-    before, after = previous.facts, current.facts
-    if len(before) != len(after):
-        return None
-    found = []
-    for (name, old), (same, new) in zip(before, after, strict=True):
-        if name != same:
-            return None
-        if old != new:
-            found.append((name, old, new))
-    return found
+class _Shown(dict[str, str]):
+    """Each distinct name and value made fit for the output once: a long transcript repeats
+    them run after run (the value a fact changes to is the old value of its next change)."""
 
+    __slots__ = ("show",)
 
-def _changes(previous: Run | None, current: Run) -> dict[str, dict[str, list[str]]]:
-    """``changes``, through :func:`_value_changes` where it applies."""
-    quick = _value_changes(previous, current)
-    if quick is None:
-        return changes(previous, current)
-    changed = [name for name, _, _ in quick]
-    return {"sections": _none(), "facts": {"added": [], "removed": [], "changed": changed}}
+    def __init__(self, show: Callable[[str], str]) -> None:
+        super().__init__()
+        self.show = show
 
-
-def _none() -> dict[str, list[str]]:
-    return {"added": [], "removed": [], "changed": []}
-
-
-def told_date(context: RunContext | Run) -> str | None:
-    """The date the agent was told: the value of the context's ``date`` fact, if it has one."""
-    return dict(context.facts).get(DATE_FACT)
+    def __missing__(self, text: str) -> str:
+        shown = self[text] = self.show(text)
+        return shown
 
 
 def _one_line(text: str) -> str:
@@ -282,63 +263,245 @@ def _one_line(text: str) -> str:
     return text.replace("\n", "\\n")
 
 
-def _section_text(section: Section) -> str:
-    size = len(section.text.encode("utf-8"))
-    return f"{section.position} {size} B {section.digest[: len('blake3:') + SHORT_DIGEST]}"
+def _shown(text: str) -> str:
+    """A name or value as the text shows it: on one line, every control made visible."""
+    if text.isprintable():  # no line break, tab or control (_controls): nothing to change
+        return text
+    return visible(_one_line(text))
 
 
-def _change_lines(previous: Run | None, current: Run) -> list[str]:
-    quick = _value_changes(previous, current)
-    if quick is not None:
-        return [
-            f"  changed  fact {_one_line(name)}: {_one_line(old)} → {_one_line(new)}"
+class _Listing:
+    """Each run's entry in the list, in text or JSON, from its envelope and the one before.
+
+    Names and values are escaped where they go in (``_shown`` for text, JSON's escapes),
+    each distinct one once; the rest of an entry is numbers and forms the core checked
+    (timestamps, digests, head or tail, the ``tokens`` member), which hold no control
+    character. A run with the same sections as the one before and the same fact names in the
+    same order, the most of a long session, takes :meth:`_value_changes`; any other run
+    compares name maps as :func:`~runcontext.transcript.changes.changes` does.
+    """
+
+    def __init__(self, bodies: Mapping[str, tuple[str, str]]) -> None:
+        self.bodies = bodies  # section digest: (name, text)
+        self.sizes: dict[str, int] = {}  # section digest: UTF-8 bytes of its text
+        self.text_of = _Shown(_shown)
+
+    # --- comparing --------------------------------------------------------------------------
+
+    @staticmethod
+    def _value_changes(
+        previous: Envelope | None, current: Envelope
+    ) -> list[tuple[str, str, str]] | None:
+        """The case of most runs of a long session, without name maps: the same sections as
+        the run before (one tuple, shared when equal) and the same fact names in the same
+        order, some values new. Those facts as ``(name, old, new)`` (none when nothing
+        changed); ``None`` in any other case. A context's fact names are distinct, so this is
+        what the name maps would find."""
+        if previous is None:
+            return None
+        sections, before, after = previous[5], previous[6], current[6]
+        if sections is not current[5] and sections != current[5]:
+            return None
+        if before == after:
+            return []
+        if len(before) != len(after):
+            return None
+        found = []
+        for (name, old), (same, new) in zip(before, after, strict=True):
+            if name != same:
+                return None
+            if old != new:
+                found.append((name, old, new))
+        return found
+
+    def changes(
+        self, previous: Envelope | None, current: Envelope
+    ) -> dict[str, dict[str, list[str]]]:
+        """:func:`~runcontext.transcript.changes.changes` of the two runs' contexts."""
+        quick = self._value_changes(previous, current)
+        if quick is not None:
+            changed = [name for name, _, _ in quick]
+            return {"sections": _none(), "facts": {"added": [], "removed": [], "changed": changed}}
+        # A section is compared by its position and digest (its name and text).
+        before = {} if previous is None else {n: (p, d) for p, n, d in previous[5]}
+        return {
+            "sections": differences(before, {n: (p, d) for p, n, d in current[5]}),
+            "facts": differences({} if previous is None else dict(previous[6]), dict(current[6])),
+        }
+
+    def _size(self, digest: str) -> int:
+        size = self.sizes.get(digest)
+        if size is None:
+            size = self.sizes[digest] = len(self.bodies[digest][1].encode("utf-8"))
+        return size
+
+    @staticmethod
+    def _sections(envelope: Envelope | None) -> dict[str, tuple[str, str, str]]:
+        return {} if envelope is None else {section[1]: section for section in envelope[5]}
+
+    # --- text -------------------------------------------------------------------------------
+
+    def text(self, current: Envelope, previous: Envelope | None) -> str:
+        """The run's lines: its head, its token counts, what changed."""
+        _, number, digest, time, count, _, facts, tokens = current
+        told = _told(facts)
+        when = _time(time)
+        if told is not None and told != time[:10]:  # time[:10] is the recording date
+            when += f"  told {self.text_of[told]}"
+        head = f"run {number}  {when}  {digest}  {count} message{'' if count == 1 else 's'}\n"
+        quick = self._value_changes(previous, current)
+        if quick is None:
+            lines = self._change_lines(previous, current)
+        else:
+            shown = self.text_of
+            lines = [
+                f"  changed  fact {shown[name]}: {shown[old]} → {shown[new]}"
+                for name, old, new in quick
+            ]
+        if tokens is not None:
+            lines[:0] = _tokens_lines(tokens)
+        if len(lines) == (tokens is not None):  # no change: the counts' line at most
+            lines.append("  (no context)" if previous is None else "  unchanged")
+        return head + "\n".join(lines) + "\n"
+
+    def _change_lines(self, previous: Envelope | None, current: Envelope) -> list[str]:
+        """The change lines of a run :meth:`_value_changes` does not take."""
+        shown = self.text_of
+        found = self.changes(previous, current)
+        before_facts = {} if previous is None else dict(previous[6])
+        after_facts = dict(current[6])
+        before_sections, after_sections = self._sections(previous), self._sections(current)
+        lines = []
+        for verb in ("added", "removed", "changed"):
+            for name in found["sections"][verb]:
+                if verb == "added":
+                    text = self._section_text(after_sections[name])
+                elif verb == "removed":
+                    text = self._section_text(before_sections[name])
+                else:
+                    text = (
+                        f"{self._section_text(before_sections[name])} → "
+                        f"{self._section_text(after_sections[name])}"
+                    )
+                lines.append(f"  {verb:<8} section {shown[name]}: {text}")
+            for name in found["facts"][verb]:
+                if verb == "added":
+                    text = shown[after_facts[name]]
+                elif verb == "removed":
+                    text = shown[before_facts[name]]
+                else:
+                    text = f"{shown[before_facts[name]]} → {shown[after_facts[name]]}"
+                lines.append(f"  {verb:<8} fact {shown[name]}: {text}")
+        return lines
+
+    def _section_text(self, section: tuple[str, str, str]) -> str:
+        position, _, digest = section
+        return f"{position} {self._size(digest)} B {digest[: len('blake3:') + SHORT_DIGEST]}"
+
+    # --- JSON -------------------------------------------------------------------------------
+
+    @cached_property
+    def json(self) -> JSONLines:  # made for JSON output only: it imports json
+        return JSONLines()
+
+    @cached_property
+    def json_of(self) -> _Shown:
+        return _Shown(self.json.string)
+
+    def json_line(self, current: Envelope, previous: Envelope | None) -> str:
+        """``json.line(self.run_json(current, previous))``, written out for the runs of
+        :meth:`_value_changes`."""
+        encoder = self.json
+        quick = self._value_changes(previous, current)
+        if quick is None:
+            return encoder.line(self.run_json(current, previous))
+        _, number, digest, time, count, _, facts, tokens = current
+        shown = self.json_of
+        told = _told(facts)
+        changed = ", ".join(
+            f'{{"name": {shown[name]}, "old": {shown[old]}, "new": {shown[new]}}}'
             for name, old, new in quick
-        ]
-    found = changes(previous, current)
-    before_facts = {} if previous is None else dict(previous.facts)
-    after_facts = dict(current.facts)
-    before_sections = {} if previous is None else {s.name: s for s in previous.sections}
-    after_sections = {s.name: s for s in current.sections}
-    lines = []
-    for verb in ("added", "removed", "changed"):
-        for name in found["sections"][verb]:
-            if verb == "added":
-                shown = _section_text(after_sections[name])
-            elif verb == "removed":
-                shown = _section_text(before_sections[name])
-            else:
-                shown = (
-                    f"{_section_text(before_sections[name])} → "
-                    f"{_section_text(after_sections[name])}"
-                )
-            lines.append(f"  {verb:<8} section {_one_line(name)}: {shown}")
-        for name in found["facts"][verb]:
-            if verb == "added":
-                shown = _one_line(after_facts[name])
-            elif verb == "removed":
-                shown = _one_line(before_facts[name])
-            else:
-                shown = f"{_one_line(before_facts[name])} → {_one_line(after_facts[name])}"
-            lines.append(f"  {verb:<8} fact {_one_line(name)}: {shown}")
-    return lines
+        )
+        return (
+            f'{{"run": {number}, "time": "{time}", '
+            f'"date": {"null" if told is None else shown[told]}, "digest": "{digest}", '
+            f'"messages": {count}, "tokens": {"null" if tokens is None else encoder.line(tokens)}, '
+            f'"changes": {{"facts": {{"added": [], "removed": [], "changed": [{changed}]}}, '
+            '"sections": {"added": [], "removed": [], "changed": []}}}'
+        )
+
+    def run_json(self, current: Envelope, previous: Envelope | None) -> dict[str, Any]:
+        _, number, digest, time, count, _, facts, tokens = current
+        return {
+            # "run" is Run.number, as the transcript's run records call it (TRANSCRIPT.md).
+            "run": number,
+            "time": time,  # the core checked its form: what Run.time's isoformat gives, with Z
+            "date": _told(facts),
+            "digest": digest,
+            "messages": count,
+            # The run's `tokens` record as written (TRANSCRIPT.md), or null.
+            "tokens": None if tokens is None else dict(tokens),
+            "changes": self._changes_json(previous, current),
+        }
+
+    def _changes_json(self, previous: Envelope | None, current: Envelope) -> dict[str, Any]:
+        found = self.changes(previous, current)
+        before_facts = {} if previous is None else dict(previous[6])
+        after_facts = dict(current[6])
+        before_sections, after_sections = self._sections(previous), self._sections(current)
+        facts, sections = found["facts"], found["sections"]
+        return {
+            "facts": {
+                "added": [{"name": n, "value": after_facts[n]} for n in facts["added"]],
+                "removed": [{"name": n, "value": before_facts[n]} for n in facts["removed"]],
+                "changed": [
+                    {"name": n, "old": before_facts[n], "new": after_facts[n]}
+                    for n in facts["changed"]
+                ],
+            },
+            "sections": {
+                "added": [
+                    {"name": n} | self._section_json(after_sections[n]) for n in sections["added"]
+                ],
+                "removed": [
+                    {"name": n} | self._section_json(before_sections[n])
+                    for n in sections["removed"]
+                ],
+                "changed": [
+                    {
+                        "name": n,
+                        "old": self._section_json(before_sections[n]),
+                        "new": self._section_json(after_sections[n]),
+                    }
+                    for n in sections["changed"]
+                ],
+            },
+        }
+
+    def _section_json(self, section: tuple[str, str, str]) -> dict[str, Any]:
+        position, _, digest = section
+        return {"position": position, "bytes": self._size(digest), "digest": digest}
 
 
-def _run_text(recorded: Run, previous: Run | None) -> str:
-    told = told_date(recorded)
-    when = _time(recorded)
-    # when[:10] is the recording date but before the year 1000 (see _time)
-    if told is not None and told != (
-        when[:10] if len(when) == 20 else recorded.time.date().isoformat()
-    ):
-        when += f"  told {_one_line(told)}"
-    count = recorded.messages
-    head = f"run {recorded.number}  {when}  {recorded.digest}  {count} message"
-    lines = _change_lines(previous, recorded)
-    if recorded.tokens is not None:
-        lines[:0] = _tokens_lines(recorded.tokens)
-    if len(lines) == (recorded.tokens is not None):  # no change: the counts' line at most
-        lines.append("  (no context)" if previous is None else "  unchanged")
-    return f"{head}{'' if count == 1 else 's'}\n" + "\n".join(lines) + "\n"
+def _none() -> dict[str, list[str]]:
+    return {"added": [], "removed": [], "changed": []}
+
+
+def _told(facts: tuple[tuple[str, str], ...]) -> str | None:
+    """The date the agent was told: the value of the run's ``date`` fact, if it has one."""
+    for name, value in facts:
+        if name == DATE_FACT:
+            return value
+    return None
+
+
+def _time(time: str) -> str:
+    """A recorded timestamp (``2026-12-02T03:59:56.436428Z``) as ``%Y-%m-%d %H:%M:%SZ``, by
+    slicing from the year 1000 on; before it, as strftime gives it (without padding the
+    year to four digits, as the list always has)."""
+    if time[0] == "0":
+        return parse_time(time).strftime("%Y-%m-%d %H:%M:%SZ")
+    return f"{time[:10]} {time[11:19]}Z"
 
 
 def _tokens_lines(tokens: Mapping[str, Any] | None) -> list[str]:
@@ -370,11 +533,10 @@ def _tokens_lines(tokens: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
-def _full_text(recorded: Run) -> str:
+def _full_text(context: RunContext) -> str:
     # "head" and "tail", not "before message 0" / "after message N": where each one went
     # depends on the adapter (Anthropic's system blocks, a tail before a prefill, Responses
     # instructions), which the transcript does not record.
-    context = recorded.context
     parts = []
     for label, text in (("head", context.head_text), ("tail", context.tail_text)):
         parts.append(
@@ -394,82 +556,7 @@ def _messages_text(messages: Sequence[Any]) -> str:
     return "".join(parts)
 
 
-def _time(recorded: Run) -> str:
-    """``%Y-%m-%d %H:%M:%SZ``: isoformat is several times faster than strftime, and the same
-    text from the year 1000 on (strftime does not pad the year to four digits)."""
-    moment = recorded.time
-    if moment.year < 1000:
-        return moment.strftime("%Y-%m-%d %H:%M:%SZ")
-    return moment.isoformat(" ", "seconds")[:19] + "Z"
-
-
-def _section_json(section: Section) -> dict[str, Any]:
-    return {
-        "position": section.position,
-        "bytes": len(section.text.encode("utf-8")),
-        "digest": section.digest,
-    }
-
-
-def _changes_json(previous: Run | None, current: Run) -> dict[str, Any]:
-    quick = _value_changes(previous, current)
-    if quick is not None:
-        return {
-            "facts": {
-                "added": [],
-                "removed": [],
-                "changed": [{"name": n, "old": old, "new": new} for n, old, new in quick],
-            },
-            "sections": _none(),
-        }
-    found = changes(previous, current)
-    before_facts = {} if previous is None else dict(previous.facts)
-    after_facts = dict(current.facts)
-    before_sections = {} if previous is None else {s.name: s for s in previous.sections}
-    after_sections = {s.name: s for s in current.sections}
-    facts = found["facts"]
-    sections = found["sections"]
-    return {
-        "facts": {
-            "added": [{"name": n, "value": after_facts[n]} for n in facts["added"]],
-            "removed": [{"name": n, "value": before_facts[n]} for n in facts["removed"]],
-            "changed": [
-                {"name": n, "old": before_facts[n], "new": after_facts[n]} for n in facts["changed"]
-            ],
-        },
-        "sections": {
-            "added": [{"name": n} | _section_json(after_sections[n]) for n in sections["added"]],
-            "removed": [
-                {"name": n} | _section_json(before_sections[n]) for n in sections["removed"]
-            ],
-            "changed": [
-                {
-                    "name": n,
-                    "old": _section_json(before_sections[n]),
-                    "new": _section_json(after_sections[n]),
-                }
-                for n in sections["changed"]
-            ],
-        },
-    }
-
-
-def _run_json(recorded: Run, previous: Run | None) -> dict[str, Any]:
-    return {
-        # "run" is Run.number, as the transcript's run records call it (TRANSCRIPT.md).
-        "run": recorded.number,
-        "time": recorded.time.isoformat().replace("+00:00", "Z"),
-        "date": told_date(recorded),
-        "digest": recorded.digest,
-        "messages": recorded.messages,
-        # The run's `tokens` record as written (TRANSCRIPT.md), or null.
-        "tokens": None if recorded.tokens is None else dict(recorded.tokens),
-        "changes": _changes_json(previous, recorded),
-    }
-
-
-def _full_json(recorded: Run) -> dict[str, Any]:
-    context = recorded.context
+def _full_json(context: RunContext) -> dict[str, Any]:
     return {
         "head": context.head_text,
         "tail": context.tail_text,

@@ -8,13 +8,14 @@ fact to the tail naming what differs from the transcript's last run.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 from runcontext._core import RunContext
 from runcontext.section import Section
 from runcontext.transcript.session import Session
 
-__all__ = ["CHANGED_FACT", "changed_since", "changes"]
+__all__ = ["CHANGED_FACT", "changed_since", "changes", "differences"]
 
 
 class _Parts(Protocol):
@@ -42,23 +43,24 @@ def changes(previous: _Parts | None, current: _Parts) -> dict[str, dict[str, lis
     does. Names are listed in the current context's order (removed ones in the previous one's).
     """
     before_sections = {} if previous is None else {s.name: s for s in previous.sections}
-    after_sections = {s.name: s for s in current.sections}
     before_facts = {} if previous is None else dict(previous.facts)
-    after_facts = dict(current.facts)
-    result: dict[str, dict[str, list[str]]] = {}
-    for kind, before, after in (
-        ("sections", before_sections, after_sections),
-        ("facts", before_facts, after_facts),
-    ):
-        if before == after:  # nothing added, removed or changed (the common case in a log)
-            result[kind] = {"added": [], "removed": [], "changed": []}
-            continue
-        result[kind] = {
-            "added": [name for name in after if name not in before],
-            "removed": [name for name in before if name not in after],
-            "changed": [name for name in after if name in before and before[name] != after[name]],
-        }
-    return result
+    return {
+        "sections": differences(before_sections, {s.name: s for s in current.sections}),
+        "facts": differences(before_facts, dict(current.facts)),
+    }
+
+
+def differences(before: Mapping[str, object], after: Mapping[str, object]) -> dict[str, list[str]]:
+    """The names ``added``, ``removed`` and ``changed`` from ``before`` to ``after``, each a map
+    from a name to what it is compared by: :func:`changes` of sections (by ``Section``, or by
+    anything equal when they are, such as ``(position, digest)``) or of facts (by value)."""
+    if before == after:  # nothing added, removed or changed (the common case in a log)
+        return {"added": [], "removed": [], "changed": []}
+    return {
+        "added": [name for name in after if name not in before],
+        "removed": [name for name in before if name not in after],
+        "changed": [name for name in after if name in before and before[name] != after[name]],
+    }
 
 
 def changed_since(session: Session, context: RunContext) -> RunContext:

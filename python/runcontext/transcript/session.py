@@ -24,11 +24,9 @@ import threading
 import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runcontext._core import (
     RunContext,
@@ -65,7 +63,33 @@ from runcontext.transcript.files import FileStore, LineTooLong
 from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES, TranscriptStore
 from runcontext.transcript.stores import open_store
 
+if TYPE_CHECKING:
+    from runcontext.transcript._run import Run, TornTail
+else:
+
+    def __getattr__(name: str) -> object:
+        if name in ("Run", "TornTail"):
+            return _record_class(name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), "Run", "TornTail"})
+
+
 __all__ = ["TRANSCRIPT_VERSION", "Run", "Session", "TornTail"]
+
+
+def _record_class(name: str) -> Any:
+    """``Run`` or ``TornTail``: dataclasses, imported on first use (see
+    runcontext.transcript._run); a dictionary look-up after that, where an import statement
+    would cost a run a third more."""
+    record = globals().get(name)
+    if record is None:
+        from runcontext.transcript import _run
+
+        record = globals()[name] = getattr(_run, name)  # later lookups skip __getattr__
+    return record
+
 
 # Every open session, so that a forked child can replace the thread locks it inherited (a
 # lock held by another thread of the parent at fork() would never be released in the child).
@@ -78,15 +102,6 @@ def _after_fork_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-@dataclass(frozen=True)
-class TornTail:
-    """An incomplete last record: it starts on ``line``, at byte ``offset``, ``length`` bytes."""
-
-    line: int
-    offset: int
-    length: int
 
 
 class _Contexts:
@@ -128,44 +143,6 @@ class _Contexts:
                 raise AssertionError(f"run {number}: {error}") from error
             context = self.built.setdefault(structure, context)
         return context
-
-
-@dataclass(frozen=True)
-class Run:
-    """One recorded run.
-
-    ``number`` counts from 1; ``time`` is the envelope's UTC timestamp; ``messages`` is how many
-    conversation messages the request carried (the tail followed message ``messages - 1``);
-    ``context`` is the RunContext rebuilt from the transcript, and ``context.digest == digest``
-    (verified when the transcript was read). It is built the first time it is asked for and
-    shared by every run with the same sections and facts; ``sections`` and ``facts`` are the
-    same as the context's without building it (each section's text is one string per body,
-    shared by every run that names it). ``tokens`` is the run's recorded ``tokens`` member
-    (its request's counts by part, their quality, the budget limit and what was billed;
-    docs/TRANSCRIPT.md), or ``None`` for a run recorded without counts.
-    """
-
-    number: int
-    time: datetime
-    digest: str
-    messages: int
-    tokens: Mapping[str, Any] | None
-    _structure: Structure = field(repr=False, compare=False)
-    _library: _Contexts = field(repr=False, compare=False)
-
-    @cached_property
-    def context(self) -> RunContext:
-        return self._library.context(self._structure, self.number)
-
-    @cached_property
-    def sections(self) -> tuple[Section, ...]:
-        """``context.sections``: the sections in render order, head first."""
-        return self._library.sections(self._structure)
-
-    @property
-    def facts(self) -> tuple[tuple[str, str], ...]:
-        """``context.facts``: the facts as ``(name, value)`` pairs, in order."""
-        return self._structure[1]
 
 
 def _check_reply(reply: object) -> Mapping[str, Any]:
@@ -457,6 +434,14 @@ class Session:
             runs = self._runs
             runs.extend(self._run(envelope) for envelope in self._envelopes[len(runs) :])
             return runs.copy()
+
+    def _recorded(self) -> tuple[list[Envelope], _Contexts]:
+        """Every run's envelope as the core returned it, and what their contexts are built
+        from: ``runcontext log`` lists runs from these, without a Run (and the datetime it
+        holds) per run."""
+        with self._thread_lock:
+            self._refresh(warn=True)
+            return self._envelopes.copy(), self._library
 
     def context_at(self, run: int) -> RunContext:
         """The RunContext of run number ``run`` (1-based), rebuilt from the transcript."""
@@ -779,7 +764,8 @@ class Session:
     def _torn_at(self, partial: int) -> TornTail | None:
         if not partial:
             return None
-        return TornTail(line=self._state.lines + 1, offset=self._offset, length=partial)
+        torn: type[TornTail] = _record_class("TornTail")
+        return torn(line=self._state.lines + 1, offset=self._offset, length=partial)
 
     def _warn_torn(self, *, stacklevel: int) -> None:
         torn = self._torn
@@ -810,7 +796,8 @@ class Session:
 
     def _run(self, envelope: Envelope) -> Run:
         _, number, digest, time, messages, sections, facts, tokens = envelope
-        return Run(
+        run: type[Run] = _record_class("Run")
+        return run(
             number=number,
             time=parse_time(time),
             digest=digest,

@@ -271,6 +271,36 @@ def test_log_shows_each_runs_counts_share_headroom_and_billing(
     }
 
 
+def test_a_run_with_billing_and_the_same_context_says_unchanged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The billing line is a count, not a change: the run still says its context is unchanged
+    # (it said nothing when the counts took two lines).
+    path = tmp_path / "t.jsonl"
+    seed = [{"role": "user", "content": "hi"}]
+    tokens = {
+        "head": 1,
+        "conversation": 2,
+        "tail": 3,
+        "tools": 0,
+        "quality": "exact",
+        "billed": {"input": 6, "cache_read": 0, "cache_write": 0},
+    }
+    with Session.create(path, seed) as session:
+        session.record_run(seed, MONDAY, {"role": "assistant", "content": "a"}, tokens=tokens)
+        messages = [*seed, {"role": "assistant", "content": "a"}]
+        session.record_run(messages, MONDAY, tokens=tokens)
+        chain = session.chain
+    assert run_log(str(path)) == 0
+    second = capsys.readouterr().out.split("run 2 ")[1]
+    assert second.splitlines()[1:] == [
+        "  tokens   6 (exact): context 4 (67%; head 1, tail 3), conversation 2, tools 0",
+        "  billed   6 input (0 read from the cache, 0 written to it)",
+        "  unchanged",
+        f"chain  {chain}",
+    ]
+
+
 def test_the_quick_comparison_agrees_with_changes(tmp_path: Path) -> None:
     from runcontext.transcript.changes import changes
 

@@ -122,7 +122,7 @@ def reference_text(run: Run, previous: Run | None) -> str:
             shown = {"added": new, "removed": old, "changed": f"{old} → {new}"}[verb]
             changed.append(f"  {verb:<8} fact {_one_line(name)}: {shown}")
     lines += changed
-    if not changed and len(lines) <= 1:  # the counts' line alone says nothing changed
+    if not changed:  # the counts' lines say nothing of the context
         lines.append("  (no context)" if previous is None else "  unchanged")
     s = "" if count == 1 else "s"
     return f"run {run.number}  {when}  {run.digest}  {count} message{s}\n" + "\n".join(lines) + "\n"

@@ -358,10 +358,10 @@ class _Listing:
                 f"  changed  fact {shown[name]}: {shown[old]} → {shown[new]}"
                 for name, old, new in quick
             ]
+        if not lines:
+            lines.append("  (no context)" if previous is None else "  unchanged")
         if tokens is not None:
             lines[:0] = _tokens_lines(tokens)
-        if len(lines) == (tokens is not None):  # no change: the counts' line at most
-            lines.append("  (no context)" if previous is None else "  unchanged")
         return head + "\n".join(lines) + "\n"
 
     def _change_lines(self, previous: Envelope | None, current: Envelope) -> list[str]:

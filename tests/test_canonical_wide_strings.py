@@ -14,6 +14,7 @@ import random
 import pytest
 
 from runcontext import canonical_json
+from runcontext.errors import InvalidStringError
 
 
 def expected(text: str) -> bytes:
@@ -54,6 +55,27 @@ def test_cjk_and_emoji_text_across_the_output_buffers() -> None:
             body = ",".join(expected(text).decode() for text in value)
             assert canonical_json(value) == f"[{body}]".encode()
             assert canonical_json({"k": value}) == f'{{"k":[{body}]}}'.encode()
+
+
+class Text(str):
+    pass
+
+
+def test_non_ascii_strings_before_and_after_their_utf8_form_is_kept() -> None:
+    # A fresh non-ASCII str has no UTF-8 form yet (the first call makes it, the next reads
+    # it in place); a str subclass and a string with a lone surrogate take the same paths.
+    for length in (1, 5, 64, 100, 5000):
+        for char in ("é", "日", "😀"):
+            text = "".join([char] * length)
+            for value in (text, Text(text), [text, Text(text)], {text: text}):
+                first, second = canonical_json(value), canonical_json(value)
+                assert (
+                    first
+                    == second
+                    == json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+                )
+    with pytest.raises(InvalidStringError):
+        canonical_json("".join(["é", "\ud800"]))
 
 
 def test_random_long_strings_agree_with_json() -> None:

@@ -157,7 +157,11 @@ unsafe fn dirty(src: *const u8, len: usize) -> bool {
 #[inline]
 pub fn write_str<O: Output>(out: &mut O, s: &str) {
     let n = s.len();
-    if n > WINDOW + 32 {
+    if n >= LONG_FROM {
+        #[cfg(target_arch = "x86_64")]
+        if n <= WINDOW + 32 {
+            return write_medium(out, s);
+        }
         return write_long(out, s);
     }
     // A short text (most keys and values) is one window, sized at once: kept inline, as
@@ -173,6 +177,54 @@ pub fn write_str<O: Output>(out: &mut O, s: &str) {
         let written = dst.add(1).offset_from(out.as_mut_ptr()) as usize;
         out.set_len(written);
     }
+}
+
+/// Texts from this length leave the inline part of [`write_str`]: where AVX2 may be, for
+/// [`write_medium`] (one branch for both, so the short texts' code is what it was without
+/// AVX2: with the check inline, the chat transcript took 3-5 % more wall time, issue 13).
+const LONG_FROM: usize = if cfg!(target_arch = "x86_64") {
+    256
+} else {
+    WINDOW + 33
+};
+
+/// [`write_str`] for a text of one window, from [`LONG_FROM`] bytes: 32 bytes a step where
+/// the processor has AVX2 (the call, its constants and the check cost more than they save
+/// on shorter texts).
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+fn write_medium<O: Output>(out: &mut O, s: &str) {
+    let n = s.len();
+    out.reserve(2 + room_for(n));
+    // SAFETY: as in `write_str`: the room is `room_for(n)` after the opening quote.
+    unsafe {
+        let mut dst = out.as_mut_ptr().add(out.len());
+        *dst = b'"';
+        dst = wide_last_window(s.as_ptr(), n, dst.add(1));
+        *dst = b'"';
+        let written = dst.add(1).offset_from(out.as_mut_ptr()) as usize;
+        out.set_len(written);
+    }
+}
+
+/// [`last_window`], 32 bytes a step while it can where the processor has AVX2.
+///
+/// # Safety
+/// As for [`last_window`].
+#[inline(always)]
+unsafe fn wide_last_window(src: *const u8, len: usize, dst: *mut u8) -> *mut u8 {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the caller's promises; `wide_blocks` asks for less room than
+        // `room_for(len)`, and leaves each byte it consumed at most six bytes on from `dst`
+        // for each byte before it, so the room from where it stops is `room_for` of the rest.
+        unsafe {
+            let (i, dst) = wide_blocks(src, len, dst);
+            return last_window(src.add(i), len - i, dst);
+        }
+    }
+    // SAFETY: the caller's promises.
+    unsafe { last_window(src, len, dst) }
 }
 
 /// [`write_str`] for a text of more than one window.
@@ -216,7 +268,7 @@ fn write_long<O: Output>(out: &mut O, s: &str) {
                 // A window that is not the last ends at least 32 bytes before the end, so
                 // each of its blocks has sixteen bytes of text after it.
                 if stop == n {
-                    dst = last_window(src.add(i), n - i, dst);
+                    dst = wide_last_window(src.add(i), n - i, dst);
                 } else {
                     // The thirty-two bytes after the window are text too.
                     #[cfg(target_arch = "x86_64")]
@@ -263,22 +315,16 @@ fn write_long<O: Output>(out: &mut O, s: &str) {
 }
 
 /// Writes the last `len` bytes of a text, at `src`, escaped, at `dst`: blocks while sixteen
-/// bytes of text follow them (32 at a time while 32 follow, where AVX2 is), then the last
-/// block and the last bytes, which cannot be read past. Returns the end of what it wrote.
+/// bytes of text follow them, then the last block and the last bytes, which cannot be read
+/// past. Returns the end of what it wrote.
 ///
 /// # Safety
 /// `len` bytes must be readable at `src`, and `room_for(len)` writable at `dst`.
 #[inline(always)]
 unsafe fn last_window(src: *const u8, len: usize, mut dst: *mut u8) -> *mut u8 {
-    // SAFETY: the caller's promises (see the SAFETY comment of `write_long`); `wide_blocks`
-    // asks for less room than `room_for(len)`, and leaves each byte it consumed at most six
-    // bytes on from `dst` for each byte before it, as `block` does.
+    // SAFETY: the caller's promises (see the SAFETY comment of `write_long`).
     unsafe {
         let mut i = 0;
-        #[cfg(target_arch = "x86_64")]
-        if len >= 64 && has_avx2() {
-            (i, dst) = wide_blocks(src, len, dst);
-        }
         while i + 32 <= len {
             dst = block(src.add(i), dst);
             i += 16;
@@ -825,15 +871,16 @@ mod tests {
 
     #[test]
     fn wide_blocks_agree_at_every_offset() {
-        // Lengths around the 64 bytes the 32-byte path starts at and its block edges: one
+        // Lengths around the LONG_FROM bytes the 32-byte path starts at, around its block
+        // edges and the 64 bytes it leaves to the 16-byte path: one
         // escape, a pair, and escapes at each end of a 32-byte block, at every position; a
         // 4-byte character at every alignment, alone and next to an escape; all after
         // prefixes that shift the output's alignment.
         let mut texts = Vec::new();
-        for len in (56..=72)
-            .chain(94..=100)
-            .chain(126..=130)
-            .chain([191, 192, 193, 255])
+        for len in (250..=262)
+            .chain(286..=290)
+            .chain(318..=322)
+            .chain([383, 384, 385])
         {
             let plain = "w".repeat(len);
             texts.push(plain.clone());

@@ -40,6 +40,20 @@ unsafe fn utf8<'a>(obj: *mut ffi::PyObject) -> Option<&'a str> {
         let bytes = unsafe { std::slice::from_raw_parts(data, len) };
         return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
     }
+    // Any other str keeps its UTF-8 form beside its characters once it has been asked for
+    // (by an earlier call, ours included): read it in place then too, as orjson does, rather than
+    // call PyUnicode_AsUTF8AndSize for each string (issue 13, payload (h)). Every str that is
+    // not compact ASCII has the fields of a PyCompactUnicodeObject.
+    #[cfg(not(any(Py_GIL_DISABLED, PyPy, GraalPy, Py_LIMITED_API)))]
+    {
+        let compact = obj.cast::<ffi::PyCompactUnicodeObject>();
+        let data = unsafe { (*compact).utf8 };
+        if !data.is_null() {
+            let len = unsafe { (*compact).utf8_length } as usize;
+            let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) };
+            return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
+        }
+    }
     let mut size: ffi::Py_ssize_t = 0;
     let data = unsafe { ffi::PyUnicode_AsUTF8AndSize(obj, &mut size) };
     if data.is_null() {

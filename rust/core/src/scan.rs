@@ -229,9 +229,9 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// An object at `depth`, each member's value read by `member` (given the member's
-    /// name, still escaped). Names must be in canonical order, unescaped and below U+E000
-    /// (where UTF-8 byte order is UTF-16 order); anything else is left to the parser.
+    /// An object at `depth`, each member's value read by `member`, given the member's name.
+    /// Names must be in canonical order, without escapes (so the bytes are the name) and below
+    /// U+E000 (where UTF-8 byte order is UTF-16 order); anything else is left to the parser.
     pub(crate) fn object(
         &mut self,
         depth: usize,

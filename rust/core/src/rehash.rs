@@ -14,6 +14,7 @@
 //! its chunks; only a subtree with both changed and unchanged chunks is split further.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 use blake3::hazmat::{
     left_subtree_len, merge_subtrees_non_root, merge_subtrees_root, ChainingValue, HasherExt, Mode,
@@ -23,14 +24,41 @@ use blake3::{Hasher, CHUNK_LEN};
 /// A subtree: its first byte's offset and its length.
 type Node = (usize, usize);
 
+/// The chaining values of one document's subtrees, by node.
+type Nodes = HashMap<Node, ChainingValue, BuildHasherDefault<NodeHasher>>;
+
+/// A multiply-rotate hash (FxHash's) for nodes: a run's digest looks up and stores about 16
+/// nodes, and SipHash took a tenth of reading a long transcript. A node is an offset and a
+/// length that the document's size decides, never a key an adversary picks freely, and a
+/// document has at most twice as many subtrees as chunks, so flooding is not a concern.
+#[derive(Default)]
+struct NodeHasher(u64);
+
+impl std::hash::Hasher for NodeHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(u64::from(byte));
+        }
+    }
+    fn write_u64(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, word: usize) {
+        self.write_u64(word as u64);
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Rehasher {
     previous: Vec<u8>,
     current: Vec<u8>,
     /// Chaining values of the previous document's subtrees (those hashed or reused for it).
-    kept: HashMap<Node, ChainingValue>,
+    kept: Nodes,
     /// The same for the document being hashed.
-    made: HashMap<Node, ChainingValue>,
+    made: Nodes,
     /// `same[i]`: how many of the first `i` chunks are byte for byte the previous document's.
     same: Vec<usize>,
 }

@@ -351,6 +351,38 @@ def test_the_json_list_is_the_reference(transcripts: list[Path]) -> None:
         ), path.name
 
 
+def test_one_fact_sessions_are_the_reference(tmp_path: Path) -> None:
+    # A one-fact context whose value changes run after run is the case `texts` writes in its
+    # loop: every value above (controls, line breaks, the recording date itself, so that no
+    # `told` is shown), a renamed fact, a section change and token counts in between.
+    rng = random.Random(7)
+    for start in (START, BEFORE_1000):
+        moment = [start]
+
+        def clock(moment: list[datetime] = moment) -> datetime:
+            moment[0] += timedelta(seconds=rng.choice([1, 86_400]))
+            return moment[0]
+
+        path = tmp_path / f"one-{start.year}.jsonl"
+        conversation = [{"role": "system", "content": "seed"}]
+        with Session.create(path, conversation, clock=clock) as session:
+            for i in range(120):
+                name = rng.choice(["date", "date", "date", "c\u200etrl", "x"])
+                value = rng.choice([*VALUES, moment[0].date().isoformat(), f"v{i}"])
+                head = [("AGENTS.md", rng.choice(TEXTS[:2]))]
+                context = RunContext(head_sections=head, facts=[(name, value)])
+                if i % 2:  # one message more or two: "1 message" and "N messages"
+                    conversation.append({"role": "user", "content": f"turn {i}"})
+                reply = {"role": "assistant", "content": "ok"}
+                tokens = _tokens_of(rng) if i % 9 == 0 else None
+                session.record_run(conversation, context, reply, tokens=tokens)
+                conversation.append(reply)
+        assert logged(str(path)) == reference_listing(path, json_output=False)
+        assert json.loads(logged(str(path), "--json")) == json.loads(
+            reference_listing(path, json_output=True)
+        )
+
+
 def test_one_run_is_the_reference(transcripts: list[Path]) -> None:
     path = transcripts[0]
     with Session.open(path, writable=False) as session:

@@ -347,15 +347,19 @@ class _Listing:
         told = _told(facts)
         when = _time(time)
         if told is not None and told != time[:10]:  # time[:10] is the recording date
-            when += f"  told {self.text_of[told]}"
+            when += f"  told {told if told.isprintable() else self.text_of[told]}"
         head = f"run {number}  {when}  {digest}  {count} message{'' if count == 1 else 's'}\n"
         quick = self._value_changes(previous, current)
         if quick is None:
             lines = self._change_lines(previous, current)
         else:
+            # A printable text is shown as it is (_shown), so only the others are looked up:
+            # a value new to the session would miss the cache anyway.
             shown = self.text_of
             lines = [
-                f"  changed  fact {shown[name]}: {shown[old]} → {shown[new]}"
+                f"  changed  fact {name if name.isprintable() else shown[name]}: "
+                f"{old if old.isprintable() else shown[old]} → "
+                f"{new if new.isprintable() else shown[new]}"
                 for name, old, new in quick
             ]
         if not lines:

@@ -218,13 +218,30 @@ pub fn write_f64<O: Output>(out: &mut O, v: f64) -> Result<(), CanonicalError> {
     if !v.is_finite() {
         return Err(CanonicalError::new(CanonicalErrorKind::NonFinite(v)));
     }
-    if v == 0.0 {
-        out.push(b'0'); // both zeros: ECMAScript writes -0 as "0"
-        return Ok(());
+    out.reserve(F64_STORE);
+    let len = out.len();
+    // SAFETY: F64_STORE bytes of capacity are free past `len`, and `v` is finite; `set_len`
+    // covers the bytes write_finite_f64 reports written.
+    unsafe {
+        let n = write_finite_f64(out.as_mut_ptr().add(len), v);
+        out.set_len(len + n);
     }
-    crate::number::write_es_number(out, v);
     Ok(())
 }
+
+/// Writes the finite `v` as [`write_f64`] does at `dst` and returns its length (at most
+/// [`F64_TEXT_MAX`]); [`F64_STORE`] bytes may be stored, those past the length being
+/// scratch. For front ends that reserve once for a run of numbers.
+///
+/// # Safety
+/// `v` must be finite, and [`F64_STORE`] bytes writable at `dst`.
+#[inline(always)]
+pub unsafe fn write_finite_f64(dst: *mut u8, v: f64) -> usize {
+    // SAFETY: the caller's promise is write_es_number's.
+    unsafe { crate::number::write_es_number(dst, v) }
+}
+
+pub use crate::number::{F64_STORE, F64_TEXT_MAX};
 
 /// Writes an integer in plain decimal; refuses magnitudes above [`MAX_SAFE_INTEGER`].
 /// Within that range the output equals [`write_f64`] of the same number.

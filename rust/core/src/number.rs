@@ -21,12 +21,13 @@
 //! | −6 | `0.0000015` | `1.5e-6` | laid out from zmij's digits |
 //! | 16 … 20 | `15000000000000000` | `1.5e+16` | laid out from zmij's digits |
 
-use crate::canonical::Output;
+/// How many bytes [`write_es_number`] stores at its destination, whatever the number: zmij's
+/// buffer (24 bytes, which its digit stores may fill past the number's end) and the fixed-size
+/// stores of the plain layouts from an exponent form (42 bytes), rounded up.
+pub const F64_STORE: usize = 48;
 
-/// Room a number needs past the output's length: zmij's buffer (24 bytes, which its digit
-/// stores may fill past the number's end) rounded up, and the widest text (25 bytes,
-/// `-0.00000` and seventeen digits).
-pub(crate) const NUMBER_ROOM: usize = 32;
+/// The longest text [`write_es_number`] writes: `-0.00000` and seventeen digits.
+pub const F64_TEXT_MAX: usize = 25;
 
 // zmij writes into a `zmij::Buffer` only, so the output's spare capacity is viewed as one
 // (as orjson writes its floats). zmij 1's Buffer is one field, `[MaybeUninit<u8>; 24]`; a
@@ -35,100 +36,123 @@ pub(crate) const NUMBER_ROOM: usize = 32;
 // a zmij whose Buffer changes size or alignment fails to build here.
 const _: () = assert!(
     std::mem::size_of::<zmij::Buffer>() == 24
-        && std::mem::size_of::<zmij::Buffer>() <= NUMBER_ROOM
+        && std::mem::size_of::<zmij::Buffer>() <= F64_STORE
         && std::mem::align_of::<zmij::Buffer>() == 1
 );
 
-/// Appends `v`, which must be finite and non-zero, in ECMAScript form.
+/// The doubles nearest `1e-6`, `1e-5`, `1e16` and `1e21`, as bits: a positive double's bits
+/// order as it does, so each range of magnitudes below is a range of bits.
+const E_6: u64 = 1e-6f64.to_bits();
+const E_5: u64 = 1e-5f64.to_bits();
+const E16: u64 = 1e16f64.to_bits();
+const E21: u64 = 1e21f64.to_bits();
+
+/// Writes the finite `v` in ECMAScript form at `dst` and returns its length (at most
+/// [`F64_TEXT_MAX`]); [`F64_STORE`] bytes may be stored, those past the length being
+/// scratch. For front ends that reserve once for a run of numbers
+/// ([`crate::canonical::write_f64`] is this, checked).
 ///
 /// zmij writes its text straight into the output (issue 13: formatting on the stack, then
-/// copying, cost a float a fifth of its instructions), and the layout is corrected there:
-/// dropping a `.0` is a shorter length; only the two layouts that differ in more than that
-/// (exponents −6 and 16 to 20) are rewritten, from a copy.
+/// copying, cost a float a fifth of its instructions), and the layout is corrected from `v`
+/// alone, not from the text: reading back the bytes zmij had just stored, which the
+/// processor cannot forward from its narrower stores, made each number wait for its text to
+/// reach the cache before the next could be placed (issue 13: payloads (c) and (d)). Only the
+/// two layouts that differ from zmij's in more than a `.0` (exponents −6 and 16 to 20) are
+/// rewritten, in place.
+///
+/// # Safety
+/// `v` must be finite, and [`F64_STORE`] bytes writable at `dst`.
 #[inline(always)]
-pub(crate) fn write_es_number<O: Output>(out: &mut O, v: f64) {
-    out.reserve(NUMBER_ROOM);
-    let len = out.len();
-    // SAFETY: NUMBER_ROOM (at least the size of a zmij::Buffer, whose alignment is 1: the
-    // assertion above) bytes of capacity are free past `len`, and a Buffer is bytes that may
-    // be uninitialised, so any such bytes are a valid Buffer. zmij writes only within it and
+pub unsafe fn write_es_number(dst: *mut u8, v: f64) -> usize {
+    // -0 + 0 is +0 (rounding to nearest), any other `v` is unchanged: both zeros are then
+    // zmij's `0.0`, which becomes ECMAScript's `0` as any integer's text does below.
+    let v = v + 0.0;
+    // SAFETY: F64_STORE (at least the size of a zmij::Buffer, whose alignment is 1: the
+    // assertion above) bytes are writable at `dst`, and a Buffer is bytes that may be
+    // uninitialised, so any such bytes are a valid Buffer. zmij writes only within it and
     // returns the text it wrote there, at its start (`format_finite` slices from offset 0).
-    let n = unsafe {
-        let buffer = &mut *out.as_mut_ptr().add(len).cast::<zmij::Buffer>();
-        buffer.format_finite(v).len()
-    };
+    let zmij_len = unsafe { (*dst.cast::<zmij::Buffer>()).format_finite(v).len() };
     let magnitude = v.abs();
-    let n = if (1e-5..1e16).contains(&magnitude) {
-        // zmij's plain form, with `.0` after an integer, which ECMAScript does not write.
-        // SAFETY: zmij wrote `n` >= 3 bytes at `len` (a digit, a point and a digit at least).
-        let tail = unsafe { out.as_mut_ptr().add(len + n - 2).cast::<[u8; 2]>().read() };
-        if tail == *b".0" {
-            n - 2
-        } else {
-            n
-        }
-    } else if !(1e-6..1e21).contains(&magnitude) {
-        n
-    } else {
-        // SAFETY: the `n` bytes at `len` are zmij's text, just written.
-        let text = unsafe { std::slice::from_raw_parts(out.as_mut_ptr().add(len), n) };
-        let mut copy = [0u8; NUMBER_ROOM];
-        copy[..n].copy_from_slice(text);
-        return write_plain_from_exponent_form(out, &copy, n, magnitude < 1.0);
-    };
-    // SAFETY: the first `n` bytes at `len` are the number's text, written by zmij.
-    unsafe { out.set_len(len + n) };
+    // Below 1e16 zmij's plain form ends in `.0` exactly when `v` is an integer (which
+    // ECMAScript does not write): the shortest digits of an integer below 2**53 are its own
+    // or fewer, with zeros after them, and those of any other double cannot be an integer,
+    // which would be a double of its own. Below 1e-5 (an exponent form) no double but zero
+    // is an integer. Branchless: on payload (d) the exponents are random.
+    let plain = magnitude < 1e16;
+    let clamped = if plain { magnitude } else { 1e16 };
+    // SAFETY: `clamped` is in [0, 1e16], well within i64.
+    let integer = unsafe { clamped.to_int_unchecked::<i64>() } as f64 == clamped;
+    let n = zmij_len - 2 * usize::from(plain & integer);
+    debug_assert_eq!(
+        plain & integer,
+        // SAFETY: zmij wrote `zmij_len` bytes at `dst`.
+        unsafe { std::slice::from_raw_parts(dst, zmij_len) }.ends_with(b".0")
+    );
+    let bits = magnitude.to_bits();
+    if (bits.wrapping_sub(E_6) < E_5 - E_6) | (bits.wrapping_sub(E16) < E21 - E16) {
+        // SAFETY: the caller's promise; zmij's text is the first `n` bytes at `dst`.
+        return unsafe { plain_from_exponent_form(dst, n, v.is_sign_negative(), magnitude) };
+    }
+    n
 }
 
-/// Lays out zmij's `[-]d[.ddd]e-6` (`small`), the first `n` bytes of `text`, or
-/// `[-]d[.ddd]e+EE` (EE in 16..=20) in plain decimal, as ECMA-262 § 6.1.6.1.20 steps 7 and
-/// 9 do for those exponents. Fixed-size stores, as write_es_number's (no call to memcpy for
-/// a few bytes: a sixth of the numbers of payload (d) take this way).
+/// Sixteen bytes copied as they are, some perhaps never written.
+type Scratch16 = std::mem::MaybeUninit<[u8; 16]>;
+
+/// Rewrites zmij's `[-]d[.ddd]e-6` or `[-]d[.ddd]e+EE` (EE in 16..=20), the first `n` bytes at
+/// `dst`, in plain decimal, in place, as ECMA-262 § 6.1.6.1.20 steps 7 and 9 lay out those
+/// exponents, and returns its length. Everything is read before anything is stored; the
+/// stores have fixed sizes (no call to memcpy for a few bytes: a sixth of the numbers of
+/// payload (d) take this way), and the length is reckoned from `n` and the magnitude, not
+/// from the text.
+///
+/// # Safety
+/// As [`write_es_number`]'s, and `n` bytes of zmij's text of `±magnitude` at `dst`.
 #[inline(never)]
-fn write_plain_from_exponent_form<O: Output>(
-    out: &mut O,
-    text: &[u8; NUMBER_ROOM],
+unsafe fn plain_from_exponent_form(
+    dst: *mut u8,
     n: usize,
-    small: bool,
-) {
-    let negative = usize::from(text[0] == b'-');
+    negative: bool,
+    magnitude: f64,
+) -> usize {
+    let negative = usize::from(negative);
+    let small = magnitude < 1.0;
     // `d` or `d.ddd` before the exponent (`e-6` or `e+EE`): the first digit, then at most
     // sixteen after the point, from `rest` on.
     let mantissa = n - negative - if small { 3 } else { 4 };
-    let first = text[negative];
     let rest = negative + if mantissa > 1 { 2 } else { 1 };
     let rest_len = mantissa.saturating_sub(2);
-    // The widest stores below end 41 bytes past the length.
-    out.reserve(48);
-    let len = out.len();
-    // SAFETY: 48 bytes of capacity are free past `len`; the 16-byte copy reads
-    // `text[rest..rest + 16]`, within its 32 bytes (rest <= 3). The stores: a sign byte,
-    // then (small) eight bytes and sixteen after them, ending 25 bytes past `len`, or
-    // (large) one digit, sixteen bytes after it and 24 zeros from the end of the digits,
-    // ending at most 1 + 1 + 15 + 24 = 41 bytes past `len`. `set_len` covers the sign, the
-    // digits and the zeros of the plain form, all written.
+    // SAFETY: F64_STORE bytes are writable at `dst` and the first `n` are zmij's text. The
+    // reads: the first digit, and 16 bytes from `rest` <= 3 (those past the text are
+    // scratch, copied as maybe-uninitialised bytes and never counted in the length). The
+    // stores, after them: the sign stays; then (small) eight bytes and sixteen after them,
+    // ending 25 bytes past `dst`, or (large) one digit, sixteen bytes after it and 24 zeros
+    // from the end of the digits, ending at most 1 + 1 + 16 + 24 = 42 bytes past `dst`.
     unsafe {
-        let dst = out.as_mut_ptr().add(len);
-        *dst = b'-';
         let p = dst.add(negative);
-        let digits = text.as_ptr().add(rest);
+        let first = *p;
+        let digits = dst.add(rest).cast::<Scratch16>().read_unaligned();
         let written = if small {
             // 0.00000ddd: the first significant digit is the sixth after the point.
             p.cast::<[u8; 8]>().write_unaligned(*b"0.00000?");
             *p.add(7) = first;
-            std::ptr::copy_nonoverlapping(digits, p.add(8), 16);
+            p.add(8).cast::<Scratch16>().write_unaligned(digits);
             8 + rest_len
         } else {
             // An integer of e + 1 digits: the significant ones, then zeros (at most 17
-            // digits are significant, so e >= 16 leaves no fraction).
-            let exponent = &text[n - 2..n];
-            let e = usize::from(exponent[0] - b'0') * 10 + usize::from(exponent[1] - b'0');
+            // digits are significant, so e >= 16 leaves no fraction). The exponent, as the
+            // layouts themselves, is decided by the magnitude.
+            let e = 16
+                + usize::from(magnitude >= 1e17)
+                + usize::from(magnitude >= 1e18)
+                + usize::from(magnitude >= 1e19)
+                + usize::from(magnitude >= 1e20);
             *p = first;
-            std::ptr::copy_nonoverlapping(digits, p.add(1), 16);
+            p.add(1).cast::<Scratch16>().write_unaligned(digits);
             std::ptr::write_bytes(p.add(1 + rest_len), b'0', 24);
             1 + e
         };
-        out.set_len(len + negative + written);
+        negative + written
     }
 }
 
@@ -137,9 +161,10 @@ mod tests {
     use super::*;
 
     fn es(v: f64) -> String {
-        let mut out = Vec::new();
-        write_es_number(&mut out, v);
-        String::from_utf8(out).unwrap()
+        let mut out = [0u8; F64_STORE];
+        // SAFETY: F64_STORE bytes at the start of `out`, and `v` is finite.
+        let n = unsafe { write_es_number(out.as_mut_ptr(), v) };
+        String::from_utf8(out[..n].to_vec()).unwrap()
     }
 
     #[test]
@@ -161,6 +186,8 @@ mod tests {
         assert_eq!(es(1e16), "10000000000000000");
         assert_eq!(es(1e15), "1000000000000000");
         assert_eq!(es(-42.0), "-42");
+        assert_eq!(es(0.0), "0");
+        assert_eq!(es(-0.0), "0");
         assert_eq!(es(0.1 + 0.2), "0.30000000000000004");
     }
 }

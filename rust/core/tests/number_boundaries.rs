@@ -98,3 +98,39 @@ fn subnormals_and_the_extremes() {
         failures
     );
 }
+
+#[test]
+fn integers_and_the_doubles_between_them() {
+    // `.0` is dropped when the double is an integer (number.rs decides that from the double,
+    // not from zmij's text): every integer power of two and ten below 1e16 with its
+    // neighbours, where doubles turn from fractions (below 2**52) to integers only, and the
+    // halves and quarters around them.
+    let mut failures = Vec::new();
+    let mut bases: Vec<f64> = (0..=54).map(|p| 2f64.powi(p)).collect();
+    bases.extend((0..=16).map(|k| 10f64.powi(k)));
+    bases.extend([9_007_199_254_740_993.0, 4_503_599_627_370_495.5, 0.5, 0.25]);
+    for base in bases {
+        for v in neighbours(base, 300) {
+            check(v, &mut failures);
+        }
+        for offset in [0.25, 0.5, 0.75, 1.0, 1.5, 3.0] {
+            check(base + offset, &mut failures);
+            check(base - offset, &mut failures);
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches: {:?}",
+        failures.len(),
+        failures
+    );
+}
+
+#[test]
+fn both_zeros_are_zero() {
+    for v in [0.0, -0.0] {
+        let mut out = Vec::new();
+        write_f64(&mut out, v).unwrap();
+        assert_eq!(out, b"0");
+    }
+}

@@ -323,13 +323,54 @@ fn write_sequence<O: Output, const IS_LIST: bool>(
     })
 }
 
-/// At most this many ints are written after one reservation.
-const INT_RUN: usize = 32;
+/// At most this many numbers are written after one reservation.
+const RUN: usize = 32;
 
-/// Writes the exact ints of one digit from item `start` on (each after a `,` but the first),
-/// at most [`INT_RUN`] and up to `len`, and returns how many: none when item `start` is not
-/// one. One reservation for the run, then no capacity checks (issue 13: the checks of each
-/// int and of its comma were a sixth of an int's instructions).
+/// Writes the items from `start` on that `read` takes (each after a `,` but the first), at
+/// most [`RUN`] and up to `len`, and returns how many: none when `read` declines item `start`.
+/// One reservation for the run, then no capacity checks (issue 13: the checks of each number
+/// and of its comma were a sixth of an int's instructions and a fifth of a float's time).
+///
+/// # Safety
+/// `item` must give live objects for indices below `len`; `write` must store at most `store`
+/// bytes at its destination and return a length of at most `text_max` for any value `read`
+/// gives.
+#[inline(always)]
+unsafe fn write_run<O: Output, T>(
+    out: &mut O,
+    item: &impl Fn(usize) -> *mut ffi::PyObject,
+    (start, len): (usize, usize),
+    (text_max, store): (usize, usize),
+    read: impl Fn(*mut ffi::PyObject) -> Option<T>,
+    write: unsafe fn(*mut u8, T) -> usize,
+) -> usize {
+    let end = len.min(start + RUN);
+    out.reserve(RUN * (1 + text_max) + store);
+    let base = out.len();
+    // SAFETY: element k of the run (k < RUN) starts at most k * (1 + text_max) bytes past
+    // `base`, and its comma and the `store` bytes of its text end within the reservation (the
+    // caller's promise for `write`). `set_len` covers the commas and texts written.
+    unsafe {
+        let run = out.as_mut_ptr().add(base);
+        let mut dst = run;
+        let mut i = start;
+        while i < end {
+            let Some(value) = read(item(i)) else {
+                break;
+            };
+            if i > start {
+                *dst = b',';
+                dst = dst.add(1);
+            }
+            dst = dst.add(write(dst, value));
+            i += 1;
+        }
+        out.set_len(base + dst.offset_from(run) as usize);
+        i - start
+    }
+}
+
+/// Writes a run of the exact ints of one digit from item `start` on ([`write_run`]).
 #[inline(always)]
 fn write_int_run<O: Output>(
     out: &mut O,
@@ -341,46 +382,28 @@ fn write_int_run<O: Output>(
     if COMPACT_INTS.load(Relaxed) != COMPACT_YES {
         return 0;
     }
-    let end = len.min(start + INT_RUN);
-    out.reserve(INT_RUN * (1 + INT_TEXT_MAX) + INT_STORE);
-    let base = out.len();
-    // SAFETY: each item is a live object of the sequence, whose type is read first and whose
-    // digit is read only when it is an exact int. Element k of the run (k < INT_RUN) starts
-    // at most k * (1 + INT_TEXT_MAX) bytes past `base`, and its comma and INT_STORE bytes of
-    // the digits end within the reservation; a value of one 30-bit digit is a safe integer.
-    // `set_len` covers the commas and digits written.
+    // SAFETY: the sequence's items are live (write_sequence); each one's type is read first
+    // and its digit only when it is an exact int. A value of one 30-bit digit is a safe
+    // integer, which write_safe_int writes in at most INT_TEXT_MAX bytes, storing INT_STORE.
     unsafe {
-        let run = out.as_mut_ptr().add(base);
-        let mut dst = run;
-        let mut i = start;
-        while i < end {
-            let obj = item(i);
-            if ffi::Py_TYPE(obj) != &raw mut ffi::PyLong_Type {
-                break;
-            }
-            let Some(value) = compact_value(obj) else {
-                break;
-            };
-            if i > start {
-                *dst = b',';
-                dst = dst.add(1);
-            }
-            dst = dst.add(write_safe_int(dst, value));
-            i += 1;
-        }
-        out.set_len(base + dst.offset_from(run) as usize);
-        i - start
+        write_run(
+            out,
+            item,
+            (start, len),
+            (INT_TEXT_MAX, INT_STORE),
+            |obj| {
+                if ffi::Py_TYPE(obj) == &raw mut ffi::PyLong_Type {
+                    compact_value(obj)
+                } else {
+                    None
+                }
+            },
+            write_safe_int,
+        )
     }
 }
 
-/// At most this many floats are written after one reservation.
-const FLOAT_RUN: usize = 32;
-
-/// Writes the finite exact floats from item `start` on (each after a `,` but the first), at
-/// most [`FLOAT_RUN`] and up to `len`, and returns how many: none when item `start` is not
-/// one. One reservation for the run, as [`write_int_run`] makes for ints (issue 13: the
-/// call, the capacity checks and the result of each float and of its comma were a fifth of
-/// its time on payload (c)).
+/// Writes a run of the finite exact floats from item `start` on ([`write_run`]).
 #[inline(always)]
 fn write_float_run<O: Output>(
     out: &mut O,
@@ -388,36 +411,24 @@ fn write_float_run<O: Output>(
     start: usize,
     len: usize,
 ) -> usize {
-    let end = len.min(start + FLOAT_RUN);
-    out.reserve(FLOAT_RUN * (1 + F64_TEXT_MAX) + F64_STORE);
-    let base = out.len();
-    // SAFETY: each item is a live object of the sequence, whose type is read first and whose
-    // value is read only when it is an exact float. Element k of the run (k < FLOAT_RUN)
-    // starts at most k * (1 + F64_TEXT_MAX) bytes past `base`, and its comma and F64_STORE
-    // bytes of the number end within the reservation; the value is finite. `set_len`
-    // covers the commas and numbers written.
+    // SAFETY: the sequence's items are live (write_sequence); each one's type is read first
+    // and its value only when it is an exact float. A finite double is what
+    // write_finite_f64 takes; it writes at most F64_TEXT_MAX bytes, storing F64_STORE.
     unsafe {
-        let run = out.as_mut_ptr().add(base);
-        let mut dst = run;
-        let mut i = start;
-        while i < end {
-            let obj = item(i);
-            if ffi::Py_TYPE(obj) != &raw mut ffi::PyFloat_Type {
-                break;
-            }
-            let v = ffi::PyFloat_AS_DOUBLE(obj);
-            if !v.is_finite() {
-                break;
-            }
-            if i > start {
-                *dst = b',';
-                dst = dst.add(1);
-            }
-            dst = dst.add(write_finite_f64(dst, v));
-            i += 1;
-        }
-        out.set_len(base + dst.offset_from(run) as usize);
-        i - start
+        write_run(
+            out,
+            item,
+            (start, len),
+            (F64_TEXT_MAX, F64_STORE),
+            |obj| {
+                if ffi::Py_TYPE(obj) == &raw mut ffi::PyFloat_Type {
+                    Some(ffi::PyFloat_AS_DOUBLE(obj)).filter(|v| v.is_finite())
+                } else {
+                    None
+                }
+            },
+            write_finite_f64,
+        )
     }
 }
 

@@ -992,7 +992,8 @@ impl Transcript {
             && kept_sections
                 .zip(sections)
                 .all(|((position, name), s)| position == s.position && name == s.name)
-            // The sections of the document the rehasher holds passed this when it was built.
+            // The sections of the document the rehasher holds passed this check before it
+            // was built (`layout` is set only then).
             && (self.layout.as_ref().is_some_and(|l| l.sections == *sections)
                 || sections.iter().all(|s| {
                     let (_, text) = &self.sections[&s.digest];
@@ -1032,8 +1033,8 @@ impl Transcript {
     /// The digest of the canonical document of a context (`RunContext::canonical_document`:
     /// `{"facts":[[n,v],…],"head":[[n,t],…],"tail":[[n,t],…],"v":1}`), hashed by [`Rehasher`]
     /// against the previous run's document. When the sections are the previous document's
-    /// ([`Self::layout`]) and the facts part (up to `],"head":[`) has its length, the document
-    /// is the previous one with a new facts part: only that is written, over the old one.
+    /// ([`Self::layout`]) and the facts part (up to `],"head":[`) is as long as its, the
+    /// document is the previous one with a new facts part: only that is written, over the old.
     /// Otherwise it is written whole, each section body's `[name,text]` copied from
     /// [`Self::encoded`] instead of being escaped again. Debug builds check every digest
     /// against `runcontext::digest_of_kept`.
@@ -1043,8 +1044,8 @@ impl Transcript {
         write_fact_pairs(out, facts);
         out.extend_from_slice(b"],\"head\":[");
         let facts_end = out.len();
-        let layout = self.layout.as_ref();
-        if layout.is_some_and(|l| l.facts_end == facts_end && l.sections == sections) {
+        let same_layout = self.layout.as_ref();
+        if same_layout.is_some_and(|l| l.facts_end == facts_end && l.sections == sections) {
             return format_digest(&self.rehasher.finish_start());
         }
         for position in [Position::Head, Position::Tail] {

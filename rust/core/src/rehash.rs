@@ -59,8 +59,8 @@ impl std::hash::Hasher for NodeHasher {
 /// chunks it overlaps: a 9 KB document whose facts changed is neither copied nor compared
 /// again.
 ///
-/// Invariant: after either `finish`, `document` is the document just hashed and `kept` holds
-/// the chaining values of its subtrees (none for a document of one chunk or less).
+/// Invariant: after `finish` or `finish_start`, `document` is the document just hashed and
+/// `kept` holds the chaining values of its subtrees (none for a document of one chunk or less).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Rehasher {
     /// The last document hashed.

@@ -51,11 +51,23 @@ impl std::hash::Hasher for NodeHasher {
     }
 }
 
+/// Hashes a sequence of documents. A document is written whole into [`Self::buffer`] and
+/// hashed by [`Self::finish`], which compares it with the previous one chunk by chunk; or, when
+/// the caller knows the next document is the previous one with only its start rewritten (the
+/// same length, the same bytes after the start), just that start is written into the buffer
+/// and hashed by [`Self::finish_start`], which rewrites it in place and compares only the
+/// chunks it overlaps: a 9 KB document whose facts changed is neither copied nor compared
+/// again.
+///
+/// Invariant: after `finish` or `finish_start`, `document` is the document just hashed and
+/// `kept` holds the chaining values of its subtrees (none for a document of one chunk or less).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Rehasher {
-    previous: Vec<u8>,
-    current: Vec<u8>,
-    /// Chaining values of the previous document's subtrees (those hashed or reused for it).
+    /// The last document hashed.
+    document: Vec<u8>,
+    /// The next document, or the next document's start; after [`Self::finish`], the one before.
+    scratch: Vec<u8>,
+    /// Chaining values of `document`'s subtrees (those hashed or reused for it).
     kept: Nodes,
     /// The same for the document being hashed.
     made: Nodes,
@@ -64,35 +76,16 @@ pub(crate) struct Rehasher {
 }
 
 impl Rehasher {
-    /// The buffer to write the next document into (empty).
+    /// The buffer to write the next document, or its start, into (empty).
     pub(crate) fn buffer(&mut self) -> &mut Vec<u8> {
-        self.current.clear();
-        &mut self.current
+        self.scratch.clear();
+        &mut self.scratch
     }
 
     /// BLAKE3 of the document in [`Self::buffer`], which then becomes the previous document.
     pub(crate) fn finish(&mut self) -> [u8; 32] {
-        let len = self.current.len();
-        let hash = if len <= CHUNK_LEN {
-            // One chunk is the root itself: nothing below it to keep.
-            self.made.clear();
-            blake3::hash(&self.current)
-        } else {
-            self.compare();
-            self.made.clear();
-            let left = left_subtree_len(len as u64) as usize;
-            let a = self.chaining_value((0, left));
-            let b = self.chaining_value((left, len - left));
-            merge_subtrees_root(&a, &b, Mode::Hash)
-        };
-        std::mem::swap(&mut self.previous, &mut self.current);
-        std::mem::swap(&mut self.kept, &mut self.made);
-        *hash.as_bytes()
-    }
-
-    /// Fills `same` from a chunk-by-chunk comparison with the previous document.
-    fn compare(&mut self) {
-        let (current, previous) = (&self.current, &self.previous);
+        std::mem::swap(&mut self.document, &mut self.scratch);
+        let (current, previous) = (&self.document, &self.scratch);
         self.same.clear();
         self.same.push(0);
         let mut count = 0;
@@ -101,6 +94,49 @@ impl Rehasher {
             count += usize::from(previous.get(at..at + chunk.len()) == Some(chunk));
             self.same.push(count);
         }
+        self.hash()
+    }
+
+    /// BLAKE3 of the previous document with its first bytes replaced by those in
+    /// [`Self::buffer`] (no more than the previous document holds), which then becomes the
+    /// previous document. Only the chunks the new start overlaps can differ: each is compared
+    /// over the start's bytes alone, and every chunk after it is unchanged by construction.
+    pub(crate) fn finish_start(&mut self) -> [u8; 32] {
+        let start = &self.scratch;
+        assert!(
+            start.len() <= self.document.len(),
+            "a start longer than the document"
+        );
+        self.same.clear();
+        self.same.push(0);
+        let mut count = 0;
+        for (i, new) in start.chunks(CHUNK_LEN).enumerate() {
+            let at = i * CHUNK_LEN;
+            count += usize::from(self.document[at..at + new.len()] == *new);
+            self.same.push(count);
+        }
+        let rest = self.document.len().div_ceil(CHUNK_LEN) - start.len().div_ceil(CHUNK_LEN);
+        self.same.extend((1..=rest).map(|k| count + k));
+        self.document[..start.len()].copy_from_slice(start);
+        self.hash()
+    }
+
+    /// BLAKE3 of `document`, reusing the chaining value of each subtree whose chunks `same`
+    /// says are unchanged; `kept` then holds the document's.
+    fn hash(&mut self) -> [u8; 32] {
+        self.made.clear();
+        let len = self.document.len();
+        let hash = if len <= CHUNK_LEN {
+            // One chunk is the root itself: nothing below it to keep.
+            blake3::hash(&self.document)
+        } else {
+            let left = left_subtree_len(len as u64) as usize;
+            let a = self.chaining_value((0, left));
+            let b = self.chaining_value((left, len - left));
+            merge_subtrees_root(&a, &b, Mode::Hash)
+        };
+        std::mem::swap(&mut self.kept, &mut self.made);
+        *hash.as_bytes()
     }
 
     fn chaining_value(&mut self, node: Node) -> ChainingValue {
@@ -112,7 +148,7 @@ impl Rehasher {
         } else if unchanged == 0 || len <= CHUNK_LEN || unchanged == last - first {
             Hasher::new()
                 .set_input_offset(start as u64)
-                .update(&self.current[start..start + len])
+                .update(&self.document[start..start + len])
                 .finalize_non_root()
         } else {
             let left = left_subtree_len(len as u64) as usize;
@@ -150,6 +186,19 @@ mod tests {
             rehasher.finish(),
             *blake3::hash(document).as_bytes(),
             "{} bytes",
+            document.len()
+        );
+    }
+
+    /// Rewrites the start of `document` (the model) and of the rehasher's document alike.
+    fn check_start(rehasher: &mut Rehasher, document: &mut [u8], start: &[u8]) {
+        document[..start.len()].copy_from_slice(start);
+        rehasher.buffer().extend_from_slice(start);
+        assert_eq!(
+            rehasher.finish_start(),
+            *blake3::hash(document).as_bytes(),
+            "a {}-byte start of {} bytes",
+            start.len(),
             document.len()
         );
     }
@@ -196,6 +245,77 @@ mod tests {
                 }
             }
             check(&mut rehasher, &document);
+        }
+    }
+
+    /// Starts rewritten in place, between whole documents of every size around the chunk
+    /// boundaries: starts of every length up to the whole document (0, within the first
+    /// chunk, ending on a chunk boundary, crossing several chunks), unchanged or changed.
+    #[test]
+    fn rewritten_starts_give_blake3s_hash() {
+        let mut rehasher = Rehasher::default();
+        let lengths = [
+            0, 1, 100, 1023, 1024, 1025, 2048, 3000, 4096, 5000, 8192, 9000, 9216, 17000,
+        ];
+        for (round, &len) in lengths.iter().enumerate() {
+            let mut document: Vec<u8> = (0..len).map(|i| (i * 7 + round) as u8).collect();
+            check(&mut rehasher, &document);
+            for cut in [0, 1, 20, 1023, 1024, 1025, 2048, 4000, len / 2, len] {
+                if cut > len {
+                    continue;
+                }
+                let same = document[..cut].to_vec();
+                check_start(&mut rehasher, &mut document, &same);
+                let changed: Vec<u8> = same.iter().map(|b| b ^ 0x5a).collect();
+                check_start(&mut rehasher, &mut document, &changed);
+                // One byte changed at the start's end, the last byte it covers.
+                let mut last = changed.clone();
+                if let Some(b) = last.last_mut() {
+                    *b ^= 1;
+                }
+                check_start(&mut rehasher, &mut document, &last);
+            }
+        }
+    }
+
+    /// Random sequences mixing whole documents (edited anywhere, grown, shrunk) with starts
+    /// rewritten in place, as a transcript's runs mix layout changes with fact changes.
+    #[test]
+    fn whole_documents_and_rewritten_starts_interleaved() {
+        let mut random = Bytes(0x2545_f491_4f6c_dd1d);
+        let mut rehasher = Rehasher::default();
+        let mut document: Vec<u8> = (0..9000).map(|i| (i % 253) as u8).collect();
+        check(&mut rehasher, &document);
+        for round in 0..3000 {
+            match random.below(4) {
+                // A new fact value of the same length: the start rewritten in place.
+                0 | 1 => {
+                    let cut = random.below(document.len().min(3 * CHUNK_LEN) + 1);
+                    let mut start = document[..cut].to_vec();
+                    for _ in 0..random.below(3) {
+                        if cut > 0 {
+                            let at = random.below(cut);
+                            start[at] = random.next() as u8;
+                        }
+                    }
+                    check_start(&mut rehasher, &mut document, &start);
+                }
+                // A value of another length, or a section added or removed: a whole document.
+                2 => {
+                    let at = random.below(document.len() + 1);
+                    if random.below(2) == 0 || at == document.len() {
+                        document.splice(at..at, (0..random.below(40)).map(|i| i as u8));
+                    } else {
+                        document.drain(at..(at + random.below(40)).min(document.len()));
+                    }
+                    check(&mut rehasher, &document);
+                }
+                _ => {
+                    let len = random.below(12 * CHUNK_LEN);
+                    document.resize(len, round as u8);
+                    check(&mut rehasher, &document);
+                }
+            }
         }
     }
 }

@@ -246,6 +246,10 @@ pub struct Transcript {
     /// Hashes each run's context document, reusing what the one before it hashed (a long
     /// session's documents differ in a fact or two; see `rehash`).
     rehasher: Rehasher,
+    /// The layout of the document the rehasher holds (`None` before the first): the
+    /// document's bytes after its facts part are a function of it (the section bodies'
+    /// encodings are a function of their digests).
+    layout: Option<Layout>,
     mark: Option<Mark>,
     max_line_bytes: usize,
 }
@@ -988,10 +992,13 @@ impl Transcript {
             && kept_sections
                 .zip(sections)
                 .all(|((position, name), s)| position == s.position && name == s.name)
-            && sections.iter().all(|s| {
-                let (_, text) = &self.sections[&s.digest];
-                !text.is_empty() && normalise(text).len() == text.len()
-            });
+            // The sections of the document the rehasher holds passed this check before it
+            // was built (`layout` is set only then).
+            && (self.layout.as_ref().is_some_and(|l| l.sections == *sections)
+                || sections.iter().all(|s| {
+                    let (_, text) = &self.sections[&s.digest];
+                    !text.is_empty() && normalise(text).len() == text.len()
+                }));
         if !kept {
             return Err(
                 "are not those of a RunContext built from them (an entry is empty or not \
@@ -1024,58 +1031,75 @@ impl Transcript {
     }
 
     /// The digest of the canonical document of a context (`RunContext::canonical_document`:
-    /// `{"facts":[[n,v],…],"head":[[n,t],…],"tail":[[n,t],…],"v":1}`), with each section
-    /// body's `[name,text]` copied from [`Self::encoded`] instead of being escaped again, into
-    /// one buffer that [`Rehasher`] hashes against the previous run's document. Debug builds
-    /// check every one against `runcontext::digest_of_kept`.
+    /// `{"facts":[[n,v],…],"head":[[n,t],…],"tail":[[n,t],…],"v":1}`), hashed by [`Rehasher`]
+    /// against the previous run's document. When the sections are the previous document's
+    /// ([`Self::layout`]) and the facts part (up to `],"head":[`) is as long as its, the
+    /// document is the previous one with a new facts part: only that is written, over the old.
+    /// Otherwise it is written whole, each section body's `[name,text]` copied from
+    /// [`Self::encoded`] instead of being escaped again. Debug builds check every digest
+    /// against `runcontext::digest_of_kept`.
     fn document_digest(&mut self, sections: &[SectionRef], facts: &[(String, String)]) -> String {
-        let mut pairs = Vec::with_capacity(sections.len());
-        for section in sections {
-            let encoded = match self.encoded.get(&section.digest) {
-                Some(encoded) => encoded.clone(),
-                None => {
-                    let (name, text) = &self.sections[&section.digest];
-                    let mut out = Vec::with_capacity(name.len() + text.len() + 8);
-                    out.push(b'[');
-                    write_str(&mut out, name);
-                    out.push(b',');
-                    write_str(&mut out, text);
-                    out.push(b']');
-                    let out: Arc<[u8]> = Arc::from(out);
-                    self.encoded.insert(section.digest.clone(), out.clone());
-                    out
-                }
-            };
-            pairs.push((section.position, encoded));
-        }
-        let size = pairs.iter().map(|(_, e)| e.len() + 1).sum::<usize>()
-            + facts
-                .iter()
-                .map(|(n, v)| n.len() + v.len() + 8)
-                .sum::<usize>();
         let out = self.rehasher.buffer();
-        out.reserve(size + 64);
         out.extend_from_slice(b"{\"facts\":[");
         write_fact_pairs(out, facts);
-        for (key, position) in [
-            (&b"],\"head\":["[..], Position::Head),
-            (b"],\"tail\":[", Position::Tail),
-        ] {
-            out.extend_from_slice(key);
+        out.extend_from_slice(b"],\"head\":[");
+        let facts_end = out.len();
+        let same_layout = self.layout.as_ref();
+        if same_layout.is_some_and(|l| l.facts_end == facts_end && l.sections == sections) {
+            return format_digest(&self.rehasher.finish_start());
+        }
+        for position in [Position::Head, Position::Tail] {
+            if position == Position::Tail {
+                out.extend_from_slice(b"],\"tail\":[");
+            }
             let mut first = true;
-            for (_, encoded) in pairs.iter().filter(|(p, _)| *p == position) {
+            for section in sections.iter().filter(|s| s.position == position) {
                 if !first {
                     out.push(b',');
                 }
                 first = false;
-                out.extend_from_slice(encoded);
+                out.extend_from_slice(&encoded(&mut self.encoded, &self.sections, &section.digest));
             }
         }
         out.extend_from_slice(b"],\"v\":");
         out.extend_from_slice(FORMAT_VERSION.to_string().as_bytes());
         out.push(b'}');
+        self.layout = Some(Layout {
+            sections: sections.to_vec(),
+            facts_end,
+        });
         format_digest(&self.rehasher.finish())
     }
+}
+
+/// A section body as a context document holds it (`[name,text]`, canonical), from the cache
+/// or encoded into it the first time.
+fn encoded(
+    cache: &mut HashMap<String, Arc<[u8]>>,
+    sections: &HashMap<String, (Arc<str>, Arc<str>)>,
+    digest: &str,
+) -> Arc<[u8]> {
+    if let Some(encoded) = cache.get(digest) {
+        return encoded.clone();
+    }
+    let (name, text) = &sections[digest];
+    let mut out = Vec::with_capacity(name.len() + text.len() + 8);
+    out.push(b'[');
+    write_str(&mut out, name);
+    out.push(b',');
+    write_str(&mut out, text);
+    out.push(b']');
+    let out: Arc<[u8]> = Arc::from(out);
+    cache.insert(digest.to_owned(), out.clone());
+    out
+}
+
+/// What decides a context document's bytes after its facts part: the sections, in order,
+/// with their positions and digests, and where the facts part ends (`],"head":[` included).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Layout {
+    sections: Vec<SectionRef>,
+    facts_end: usize,
 }
 
 /// What the general reader makes of one line: a header (its value, for

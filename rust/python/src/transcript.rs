@@ -20,6 +20,8 @@ pub struct Transcript {
     name: String,
     /// The line of the last message record read (0: none yet).
     last_message_line: usize,
+    /// The header's time ("" until line 1 is read).
+    header_time: String,
     /// The last envelope's sections and facts as Python tuples: runs that repeat them share
     /// one tuple instead of holding a copy each.
     shared: Shared,
@@ -188,6 +190,7 @@ impl Transcript {
             inner: core::Transcript::with_max_line_bytes(max_line_bytes),
             name,
             last_message_line: 0,
+            header_time: String::new(),
             shared: Shared::default(),
         }
     }
@@ -225,6 +228,11 @@ impl Transcript {
     fn last_message_line(&self) -> usize {
         self.last_message_line
     }
+    /// The header's time as recorded ("" until line 1 is read).
+    #[getter]
+    fn header_time(&self) -> &str {
+        &self.header_time
+    }
 
     /// `(name, text)` of the section recorded under `digest`, or `None`.
     fn section(&self, digest: &str) -> Option<(String, String)> {
@@ -244,7 +252,10 @@ impl Transcript {
                 version,
                 seed,
                 time,
-            } => ("header", version, seed, time).into_pyobject(py),
+            } => {
+                self.header_time.clone_from(&time);
+                ("header", version, seed, time).into_pyobject(py)
+            }
             Item::Message { index, body } => {
                 self.last_message_line = self.inner.lines();
                 ("message", index, PyBytes::new(py, &body)).into_pyobject(py)
@@ -256,9 +267,9 @@ impl Transcript {
 
     /// `read_line` of each of `lines[start:]` in order, in one call: each message's body is
     /// appended to `messages`, each run's envelope (the tuple `read_line` returns) to `runs`,
-    /// and each section body not in `sections` yet is put there as `digest: (name, text)`.
-    /// The first refused line raises its error; the lines before it stay read (`lines` says
-    /// how far). Line 1, the header, is read with `read_line`.
+    /// each section body not in `sections` yet is put there as `digest: (name, text)`, and
+    /// the header's time is kept (`header_time`). The first refused line raises its error;
+    /// the lines before it stay read (`lines` says how far).
     fn read_lines(
         &mut self,
         py: Python<'_>,
@@ -268,35 +279,49 @@ impl Transcript {
         runs: &Bound<'_, PyList>,
         sections: &Bound<'_, PyDict>,
     ) -> PyResult<()> {
-        if self.inner.lines() == 0 && start < lines.len() {
-            return Err(PyValueError::new_err(
-                "read_lines: read line 1, the header, with read_line",
-            ));
-        }
+        let sinks = Sinks {
+            messages,
+            runs,
+            sections,
+        };
         for index in start..lines.len() {
             let line = lines.get_item(index)?;
             let raw = line
                 .cast::<PyBytes>()
                 .map_err(|_| PyTypeError::new_err(format!("lines[{index}]: expected bytes")))?;
-            let item = self
-                .inner
-                .read_line(raw.as_bytes())
-                .map_err(|e| transcript_error(py, &self.name, e))?;
-            match item {
-                Item::Message { body, .. } => {
-                    self.last_message_line = self.inner.lines();
-                    messages.append(PyBytes::new(py, &body))?;
+            self.take(py, raw.as_bytes(), &sinks)?;
+        }
+        Ok(())
+    }
+
+    /// `read_lines` of the lines in `chunks` after the first `skip` of them: each chunk holds
+    /// one or more lines joined by `\n` (`chunk.split(b"\n")` gives them), as the file store
+    /// reads them, so no line becomes a Python object of its own.
+    fn read_chunks(
+        &mut self,
+        py: Python<'_>,
+        chunks: &Bound<'_, PyList>,
+        skip: usize,
+        messages: &Bound<'_, PyList>,
+        runs: &Bound<'_, PyList>,
+        sections: &Bound<'_, PyDict>,
+    ) -> PyResult<()> {
+        let sinks = Sinks {
+            messages,
+            runs,
+            sections,
+        };
+        let mut skip = skip;
+        for (index, chunk) in chunks.iter().enumerate() {
+            let chunk = chunk
+                .cast::<PyBytes>()
+                .map_err(|_| PyTypeError::new_err(format!("chunks[{index}]: expected bytes")))?;
+            for line in Lines(Some(chunk.as_bytes())) {
+                if skip > 0 {
+                    skip -= 1;
+                } else {
+                    self.take(py, line, &sinks)?;
                 }
-                Item::Run(envelope) => {
-                    runs.append(envelope_to_python(py, envelope, &mut self.shared)?)?;
-                }
-                Item::Section { digest, name } => {
-                    if !sections.contains(&digest)? {
-                        let (_, text) = self.inner.section(&digest).expect("just read");
-                        sections.set_item(digest, (name, text))?;
-                    }
-                }
-                Item::Header { .. } => {}
             }
         }
         Ok(())
@@ -374,6 +399,83 @@ impl Transcript {
         list.append(PyBytes::new(py, &line))?;
         Ok(list)
     }
+}
+
+/// Where `read_lines` and `read_chunks` put what they read: the session's lists and map.
+struct Sinks<'a, 'py> {
+    messages: &'a Bound<'py, PyList>,
+    runs: &'a Bound<'py, PyList>,
+    sections: &'a Bound<'py, PyDict>,
+}
+
+impl Transcript {
+    /// Read one line in the core and put what it holds in `sinks`: the one step of
+    /// `read_lines` and `read_chunks`.
+    fn take(&mut self, py: Python<'_>, raw: &[u8], sinks: &Sinks<'_, '_>) -> PyResult<()> {
+        let item = self
+            .inner
+            .read_line(raw)
+            .map_err(|e| transcript_error(py, &self.name, e))?;
+        match item {
+            Item::Message { body, .. } => {
+                self.last_message_line = self.inner.lines();
+                sinks.messages.append(PyBytes::new(py, &body))?;
+            }
+            Item::Run(envelope) => {
+                let envelope = envelope_to_python(py, envelope, &mut self.shared)?;
+                sinks.runs.append(envelope)?;
+            }
+            Item::Section { digest, name } => {
+                if !sinks.sections.contains(&digest)? {
+                    let (_, text) = self.inner.section(&digest).expect("just read");
+                    sinks.sections.set_item(digest, (name, text))?;
+                }
+            }
+            Item::Header { time, .. } => self.header_time = time,
+        }
+        Ok(())
+    }
+}
+
+/// The lines of a chunk, split at each `\n` as `bytes.split(b"\n")` splits them (an empty
+/// chunk is one empty line), finding each newline eight bytes at a time.
+struct Lines<'a>(Option<&'a [u8]>);
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let rest = self.0?;
+        match find_newline(rest) {
+            Some(end) => {
+                self.0 = Some(&rest[end + 1..]);
+                Some(&rest[..end])
+            }
+            None => self.0.take(),
+        }
+    }
+}
+
+/// The index of the first `\n` in `bytes`. A line is ~250 bytes, and a byte at a time costs
+/// about three instructions a byte; this tests eight at once (the "has a zero byte" trick on
+/// the word XOR newlines: the lowest flagged byte is always a true match, since a borrow only
+/// runs upwards from one).
+fn find_newline(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    const NEWLINES: u64 = ONES * b'\n' as u64;
+    let mut words = bytes.chunks_exact(8);
+    let mut offset = 0;
+    for word in &mut words {
+        let word = u64::from_le_bytes(word.try_into().expect("eight bytes")) ^ NEWLINES;
+        let found = word.wrapping_sub(ONES) & !word & HIGHS;
+        if found != 0 {
+            return Some(offset + (found.trailing_zeros() / 8) as usize);
+        }
+        offset += 8;
+    }
+    let tail = words.remainder().iter().position(|&b| b == b'\n');
+    tail.map(|index| offset + index)
 }
 
 /// Refuse a message (its canonical JSON) that could not be read back from a record.

@@ -3,6 +3,8 @@
 //! Converts arguments and results only: every rule of the record format is in
 //! `runcontext_core::transcript`.
 
+use std::ffi::{c_int, c_void};
+
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -438,7 +440,7 @@ impl Transcript {
 }
 
 /// The lines of a chunk, split at each `\n` as `bytes.split(b"\n")` splits them (an empty
-/// chunk is one empty line), finding each newline eight bytes at a time.
+/// chunk is one empty line).
 struct Lines<'a>(Option<&'a [u8]>);
 
 impl<'a> Iterator for Lines<'a> {
@@ -456,26 +458,17 @@ impl<'a> Iterator for Lines<'a> {
     }
 }
 
-/// The index of the first `\n` in `bytes`. A line is ~250 bytes, and a byte at a time costs
-/// about three instructions a byte; this tests eight at once (the "has a zero byte" trick on
-/// the word XOR newlines: the lowest flagged byte is always a true match, since a borrow only
-/// runs upwards from one).
+/// The index of the first `\n` in `bytes`, found by the C library's `memchr`, which tests
+/// 16 or 32 bytes an instruction where a byte loop costs about three instructions a byte
+/// (11 M of `runcontext log`'s instructions for 7 MB of records, against 1 M).
 fn find_newline(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    const NEWLINES: u64 = ONES * b'\n' as u64;
-    let mut words = bytes.chunks_exact(8);
-    let mut offset = 0;
-    for word in &mut words {
-        let word = u64::from_le_bytes(word.try_into().expect("eight bytes")) ^ NEWLINES;
-        let found = word.wrapping_sub(ONES) & !word & HIGHS;
-        if found != 0 {
-            return Some(offset + (found.trailing_zeros() / 8) as usize);
-        }
-        offset += 8;
+    extern "C" {
+        fn memchr(s: *const c_void, c: c_int, n: usize) -> *const c_void;
     }
-    let tail = words.remainder().iter().position(|&b| b == b'\n');
-    tail.map(|index| offset + index)
+    // SAFETY: `memchr` reads at most `bytes.len()` bytes from the start of `bytes`, a live
+    // slice, and returns a pointer into it or null.
+    let found = unsafe { memchr(bytes.as_ptr().cast(), c_int::from(b'\n'), bytes.len()) };
+    (!found.is_null()).then(|| found as usize - bytes.as_ptr() as usize)
 }
 
 /// Refuse a message (its canonical JSON) that could not be read back from a record.

@@ -98,6 +98,11 @@ fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
     })
 }
 
+/// A run's envelope as the tuple `read_line` returns. It and its sections and facts are
+/// left untracked by the cyclic collector (`untrack`): a read makes three tuples a run (the
+/// envelope, its facts, the fact), and each collection during the read traversed them all
+/// again (7-9 % of `runcontext log`'s time); CPython untracks such tuples itself, but only
+/// once a collection has examined them.
 fn envelope_to_python<'py>(
     py: Python<'py>,
     e: Envelope,
@@ -106,16 +111,16 @@ fn envelope_to_python<'py>(
     let sections = match &shared.sections {
         Some((held, tuple)) if *held == e.sections => tuple.bind(py).clone(),
         _ => {
-            let tuple = PyTuple::new(
-                py,
-                e.sections.iter().map(|s| {
-                    let position = match s.position {
-                        Position::Head => intern!(py, "head"),
-                        Position::Tail => intern!(py, "tail"),
-                    };
-                    (position, s.name.as_str(), s.digest.as_str())
-                }),
-            )?;
+            let items = e.sections.iter().map(|s| {
+                let position = match s.position {
+                    Position::Head => intern!(py, "head"),
+                    Position::Tail => intern!(py, "tail"),
+                };
+                (position, s.name.as_str(), s.digest.as_str())
+                    .into_pyobject(py)
+                    .map(untrack)
+            });
+            let tuple = untrack(PyTuple::new(py, items.collect::<PyResult<Vec<_>>>()?)?);
             shared.sections = Some((e.sections, tuple.clone().unbind()));
             tuple
         }
@@ -123,12 +128,17 @@ fn envelope_to_python<'py>(
     let facts = match &shared.facts {
         Some((held, tuple)) if *held == e.facts => tuple.bind(py).clone(),
         _ => {
-            let tuple = PyTuple::new(py, e.facts.iter().map(|(n, v)| (n.as_str(), v.as_str())))?;
+            let items = e
+                .facts
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_str()).into_pyobject(py).map(untrack));
+            let tuple = untrack(PyTuple::new(py, items.collect::<PyResult<Vec<_>>>()?)?);
             shared.facts = Some((e.facts, tuple.clone().unbind()));
             tuple
         }
     };
-    (
+    let has_tokens = e.tokens.is_some();
+    let envelope = (
         intern!(py, "run-context"),
         e.run,
         e.digest,
@@ -138,7 +148,34 @@ fn envelope_to_python<'py>(
         facts,
         tokens_to_python(py, e.tokens.as_ref())?,
     )
-        .into_pyobject(py)
+        .into_pyobject(py)?;
+    // A tokens dict can be changed (it is the run's `tokens`): the collector keeps its
+    // envelope, which could then be part of a cycle.
+    Ok(if has_tokens {
+        envelope
+    } else {
+        untrack(envelope)
+    })
+}
+
+/// Stop the cyclic collector tracking `tuple`, whose items are strings, integers, `None` or
+/// tuples untracked here.
+///
+/// Why this is sound: the collector only has to find reference cycles, and a cycle passes
+/// only through objects that refer to others. A tuple never changes what it refers to, and
+/// these items refer to nothing that could ever refer back (strings and integers refer to
+/// nothing; the tuples, by the same argument, to strings and integers only), so no cycle can
+/// ever pass through `tuple`. Untracking it changes when nothing is freed: its reference
+/// count still frees it. This is the rule of CPython's own `_PyTuple_MaybeUntrack`.
+fn untrack(tuple: Bound<'_, PyTuple>) -> Bound<'_, PyTuple> {
+    // SAFETY (both blocks): `tuple` and its items are live objects; `PyObject_GC_IsTracked`
+    // only reads an object's header, and `PyObject_GC_UnTrack` of a tracked tuple (or of
+    // one already untracked: it checks) only unlinks it from the collector's list.
+    debug_assert!(tuple
+        .iter()
+        .all(|item| unsafe { pyo3::ffi::PyObject_GC_IsTracked(item.as_ptr()) } == 0));
+    unsafe { pyo3::ffi::PyObject_GC_UnTrack(tuple.as_ptr().cast()) };
+    tuple
 }
 
 /// The `tokens` member as the dict it is in the record, or `None`.

@@ -134,6 +134,27 @@ def test_read_splits_the_chunks_into_the_lines_of_the_file(
         store.close()
 
 
+def test_read_names_the_lines_before_one_over_the_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "t.jsonl"
+    data = b"a\nbb\n\nccc\n" + b"x" * 100  # no newline: read until the cap is passed
+    path.write_bytes(data)
+    store = files.FileStore(path, max_line_bytes=50)
+    store.open(writable=False)
+    try:
+        for chunk in (1, 2, 3, 7, 40, 1 << 20):
+            monkeypatch.setattr(files, "_CHUNK", chunk)
+            with pytest.raises(files.LineTooLong) as info:
+                store.read(None)
+            assert (info.value.lines, info.value.cursor) == ([b"a", b"bb", b"", b"ccc"], 10)
+            with pytest.raises(files.LineTooLong) as info:
+                store.read_chunks(None)
+            assert b"\n".join(info.value.lines) == b"a\nbb\n\nccc"
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize(
     "damage",
     [

@@ -207,9 +207,9 @@ class FileStore:
         """The complete lines after byte offset ``cursor`` as chunks of them: each chunk is one
         or more lines joined by newlines (``chunk.split(b"\\n")`` gives them), so the session
         hands them to the core whole instead of making an object of each line. The file is
-        read in chunks and returned in batches: memory stays within the line cap plus one
-        batch. :attr:`partial` is then the length of an incomplete last line (0 if the file
-        ends with a newline)."""
+        read ``_CHUNK`` bytes a system call and returned in batches of about ``_BATCH``
+        bytes: memory stays within one batch plus the line cap. :attr:`partial` is then the
+        length of an incomplete last line (0 if the file ends with a newline)."""
         position = 0 if cursor is None else int(cursor)  # type: ignore[call-overload]
         size = os.fstat(self._fd).st_size
         if size < position:

@@ -99,12 +99,22 @@ class Transcript:
     def max_line_bytes(self) -> int: ...
     @property
     def last_message_line(self) -> int: ...
+    @property
+    def header_time(self) -> str: ...
     def section(self, digest: str) -> tuple[str, str] | None: ...
     def read_line(self, line: bytes) -> tuple[Any, ...]: ...
     def read_lines(
         self,
         lines: list[bytes],
         start: int,
+        messages: list[bytes],
+        runs: list[Any],
+        sections: dict[str, tuple[str, str]],
+    ) -> None: ...
+    def read_chunks(
+        self,
+        chunks: list[bytes],
+        skip: int,
         messages: list[bytes],
         runs: list[Any],
         sections: dict[str, tuple[str, str]],

@@ -40,7 +40,8 @@ _BATCH = 8 << 20  # complete lines returned by one read, at most (about): memory
 
 
 class LineTooLong(Exception):
-    """A record longer than the cap; ``lines`` are the complete lines read before it."""
+    """A record longer than the cap; ``lines`` are the complete lines read before it (from
+    :meth:`FileStore.read_chunks`: the chunks of them, as it returns them)."""
 
     def __init__(self, lines: list[bytes], cursor: int, cap: int) -> None:
         super().__init__(f"a record is longer than the {cap}-byte line cap")
@@ -194,9 +195,21 @@ class FileStore:
             self._closer()
 
     def read(self, cursor: object | None) -> tuple[list[bytes], int]:
-        """The complete lines after byte offset ``cursor``, in chunks: memory stays within the
-        line cap plus one chunk. :attr:`partial` is then the length of an incomplete last line
-        (0 if the file ends with a newline)."""
+        """The complete lines after byte offset ``cursor``: :meth:`read_chunks`, split."""
+        try:
+            chunks, position = self.read_chunks(cursor)
+        except LineTooLong as error:
+            error.lines = _split(error.lines)
+            raise
+        return _split(chunks), position
+
+    def read_chunks(self, cursor: object | None) -> tuple[list[bytes], int]:
+        """The complete lines after byte offset ``cursor`` as chunks of them: each chunk is one
+        or more lines joined by newlines (``chunk.split(b"\\n")`` gives them), so the session
+        hands them to the core whole instead of making an object of each line. The file is
+        read ``_CHUNK`` bytes a system call and returned in batches of about ``_BATCH``
+        bytes: memory stays within one batch plus the line cap. :attr:`partial` is then the
+        length of an incomplete last line (0 if the file ends with a newline)."""
         position = 0 if cursor is None else int(cursor)  # type: ignore[call-overload]
         size = os.fstat(self._fd).st_size
         if size < position:
@@ -206,7 +219,7 @@ class FileStore:
                 path=self._path,
                 line=None,
             )
-        lines: list[bytes] = []
+        chunks: list[bytes] = []
         pending: list[bytes] = []  # the incomplete line after the last newline, in pieces
         partial = 0  # its length
         start_position = position
@@ -219,22 +232,23 @@ class FileStore:
                 pending.append(chunk)
                 partial += len(chunk)
             else:
-                # Every line up to the chunk's last newline, split in C (no loop per line).
-                complete = chunk[:last]
-                if pending:
-                    complete = b"".join(pending) + complete
-                lines.extend(complete.split(b"\n"))
+                first = 0  # where this chunk's first line begins
+                if pending:  # the line begun in the chunks before ends at the first newline
+                    first = chunk.find(b"\n") + 1
+                    chunks.append(b"".join([*pending, chunk[: first - 1]]))
+                if first <= last:  # the whole lines after it, as one chunk
+                    chunks.append(chunk[first:last])
                 position += partial + last + 1
                 rest = chunk[last + 1 :]
                 pending = [rest] if rest else []
                 partial = len(rest)
             if partial > self._max_line_bytes:
-                raise LineTooLong(lines, position, self._max_line_bytes)
+                raise LineTooLong(chunks, position, self._max_line_bytes)
             if position - start_position >= _BATCH:
                 self.partial = 0  # not at the end: the caller reads on from the cursor
-                return lines, position
+                return chunks, position
         self.partial = partial
-        return lines, position
+        return chunks, position
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -312,6 +326,10 @@ class FileStore:
         os.ftruncate(self._fd, size)
         if self._durable:
             os.fsync(self._fd)
+
+
+def _split(chunks: list[bytes]) -> list[bytes]:
+    return [line for chunk in chunks for line in chunk.split(b"\n")]
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -715,11 +715,16 @@ class Session:
         If a record is refused, the records before it in its batch stay applied and are
         skipped when the same batch is read again, so a later refresh reports the same line
         again instead of replaying the ones already taken in."""
+        store = self._store
+        # The file store hands over its lines in chunks, which the core splits: no object per
+        # line. Every other store returns lines (the protocol's read).
+        chunked = isinstance(store, FileStore)
+        read = store.read_chunks if isinstance(store, FileStore) else store.read
         while True:
             try:
-                lines, cursor = self._store.read(self._cursor)
+                batch, cursor = read(self._cursor)
             except LineTooLong as error:
-                self._apply_batch(error.lines)
+                self._apply_batch(error.lines, chunked=chunked)
                 self._cursor = self._offset = error.cursor
                 self._skip = 0
                 raise TranscriptFormatError(
@@ -730,36 +735,30 @@ class Session:
                     line=self._state.lines + 1,
                     kind="too-long",
                 ) from None
-            self._apply_batch(lines)
-            done = not lines or cursor == self._cursor
+            self._apply_batch(batch, chunked=chunked)
+            done = not batch or cursor == self._cursor
             self._cursor, self._skip = cursor, 0
             if isinstance(cursor, int):
                 self._offset = cursor
             if done:
                 return
 
-    def _apply_batch(self, lines: list[bytes]) -> None:
-        """Verify ``lines[self._skip:]`` in the core (the header alone, then the rest in one
-        call) and take them in; on a refusal, ``self._skip`` is where it stopped."""
+    def _apply_batch(self, batch: list[bytes], *, chunked: bool) -> None:
+        """Verify the lines of ``batch`` after the first ``self._skip`` in the core, in one
+        call, and take them in; on a refusal, ``self._skip`` is where it stopped. ``batch``
+        holds lines, or with ``chunked`` the file store's chunks of them."""
         state = self._state
-        start = self._skip
+        before = state.lines
+        read = state.read_chunks if chunked else state.read_lines
         try:
-            if state.lines == 0 and start < len(lines):
-                self._apply_header(lines[start])
-                start += 1
-            before = state.lines
-            try:
-                state.read_lines(
-                    lines, start, self._messages, self._envelopes, self._library.bodies
-                )
-            except BaseException:
-                start += state.lines - before  # lines[:start] are applied; read them again
-                raise
+            read(batch, self._skip, self._messages, self._envelopes, self._library.bodies)
         except BaseException:
-            self._skip = start
+            self._skip += state.lines - before  # those are applied: skip them when read again
             raise
         finally:
             self._last_message_line = max(self._last_message_line, state.last_message_line)
+            if not before and state.lines:  # this call read line 1, the header
+                self._created = parse_time(state.header_time)
 
     def _torn_at(self, partial: int) -> TornTail | None:
         if not partial:
@@ -789,10 +788,6 @@ class Session:
                 line=1,
                 kind="blank-line",
             )
-
-    def _apply_header(self, raw: bytes) -> None:
-        """Verify line 1 (the core checks every rule) and take it in."""
-        self._created = parse_time(self._state.read_line(raw)[3])
 
     def _run(self, envelope: Envelope) -> Run:
         _, number, digest, time, messages, sections, facts, tokens = envelope

@@ -12,18 +12,22 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, date, datetime, timedelta
 from functools import cached_property
-from typing import Any
 
-from runcontext._core import RunContext
+from runcontext._core import DEFAULT_MAX_LINE_BYTES, RunContext
 from runcontext.cli._commands import summary
 from runcontext.cli._terminal import JSONLines, json_array, json_text, visible
 from runcontext.transcript import Session, TornTranscriptWarning
 from runcontext.transcript._records import Envelope, parse_time
 from runcontext.transcript.changes import differences
-from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES
+
+# Not imported at run time: the list needs neither typing nor datetime (which --since and
+# --until import when given), and tests/test_cli_log_imports.py keeps it so (issue 13).
+TYPE_CHECKING = False  # type checkers treat any name TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from datetime import datetime
+    from typing import Any
 
 # The fact that says which day the agent was told it is (the default providers' `date`).
 DATE_FACT = "date"
@@ -211,6 +215,8 @@ class _Selection:
 
 def _moment(option: str, text: str, *, end: bool) -> datetime:
     """An ISO date (the whole day, UTC) or date-time (UTC when it names no offset)."""
+    from datetime import UTC, date, datetime, timedelta
+
     try:
         if len(text) == 10:
             day = date.fromisoformat(text)

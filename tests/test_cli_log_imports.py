@@ -75,4 +75,3 @@ def test_the_time_filters_import_datetime_when_given(transcript: Path) -> None:
     imported = _imported("log", "--since", "2026-12-01", str(transcript))
     assert "datetime" in imported
     assert not imported & (UNWANTED - {"datetime"})
-

@@ -327,7 +327,10 @@ class _Listing:
         if len(before) != len(after):
             return None
         found = []
-        for (name, old), (same, new) in zip(before, after, strict=True):
+        # Indexed, not zip(strict=True): the lengths are equal, and the keyword doubled what
+        # this method cost a run.
+        for index, (name, new) in enumerate(after):
+            same, old = before[index]
             if name != same:
                 return None
             if old != new:
@@ -375,13 +378,15 @@ class _Listing:
         else:
             # A printable text is shown as it is (_shown), so only the others are looked up:
             # a value new to the session would miss the cache anyway.
+            # A loop, not a comprehension: that is a function call per run (Python 3.11).
             shown = self.text_of
-            lines = [
-                f"  changed  fact {name if name.isprintable() else shown[name]}: "
-                f"{old if old.isprintable() else shown[old]} → "
-                f"{new if new.isprintable() else shown[new]}"
-                for name, old, new in quick
-            ]
+            lines = []
+            for name, old, new in quick:
+                lines.append(
+                    f"  changed  fact {name if name.isprintable() else shown[name]}: "
+                    f"{old if old.isprintable() else shown[old]} → "
+                    f"{new if new.isprintable() else shown[new]}"
+                )
         if not lines:
             lines.append("  (no context)" if previous is None else "  unchanged")
         if tokens is not None:

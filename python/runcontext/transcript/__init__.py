@@ -23,19 +23,20 @@ from runcontext.transcript.errors import (
     UnchainedTranscriptWarning,
 )
 from runcontext.transcript.session import TRANSCRIPT_VERSION, Session
-from runcontext.transcript.store import TranscriptStore
 
 TYPE_CHECKING = False  # type checkers treat any name TYPE_CHECKING as true
 
 # The run loop, the async session, the in-memory check and the Run and TornTail dataclasses
 # load on first use (PEP 562): the loop imports the budget package, and dataclasses imports
 # inspect, together most of the half of `runcontext log`'s imports it no longer makes (issue
-# 13), and listing a transcript's runs needs none of them. Type checkers see the imports.
+# 13), and listing a transcript's runs needs none of them; nor the TranscriptStore protocol,
+# which imports typing. Type checkers see the imports.
 if TYPE_CHECKING:
     from runcontext.transcript.async_session import AsyncSession
     from runcontext.transcript.loop import Loop, RunOutcome
     from runcontext.transcript.memory import Verified, verify_bytes
     from runcontext.transcript.session import Run, TornTail
+    from runcontext.transcript.store import TranscriptStore
 else:
     # name -> the module that exports it
     _LAZY = {
@@ -44,6 +45,7 @@ else:
         "Run": "runcontext.transcript.session",
         "RunOutcome": "runcontext.transcript.loop",
         "TornTail": "runcontext.transcript.session",
+        "TranscriptStore": "runcontext.transcript.store",
         "Verified": "runcontext.transcript.memory",
         "verify_bytes": "runcontext.transcript.memory",
     }

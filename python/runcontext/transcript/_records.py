@@ -7,12 +7,18 @@ their order) is in the core (``runcontext_core::transcript``, bound as
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
-from typing import Any
+# _collections_abc, loaded at start-up, is where collections.abc takes Callable from.
+from _collections_abc import Callable
+from functools import cache
 
 from runcontext._core import TRANSCRIPT_VERSION, RunContext, canonical_json
 from runcontext.errors import CanonicalJSONError
+
+TYPE_CHECKING = False  # not typing's: `runcontext log` lists a transcript without typing
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from datetime import datetime, tzinfo
+    from typing import Any
 
 __all__ = [
     "TRANSCRIPT_VERSION",
@@ -26,7 +32,8 @@ __all__ = [
     "utc_now",
 ]
 
-Clock = Callable[[], datetime]
+# The names in quotes are not imported at run time (datetime is imported on first use).
+Clock = Callable[[], "datetime"]
 
 # A context's structure as an envelope records it: the (position, name, digest) of each section
 # and the facts. Equal structures are the same context, so it is built once.
@@ -47,7 +54,7 @@ Envelope = tuple[
     int,
     tuple[tuple[str, str, str], ...],
     tuple[tuple[str, str], ...],
-    dict[str, Any] | None,
+    dict[str, "Any"] | None,
 ]
 
 
@@ -58,19 +65,31 @@ def structure(context: RunContext) -> Structure:
     )
 
 
+@cache
+def _datetime() -> tuple[type[datetime], tzinfo]:
+    """The datetime class and UTC, imported on first use: listing a transcript (``runcontext
+    log``) handles its timestamps as the strings the core checked, and importing datetime was a
+    twentieth of what the listing's imports cost (issue 13). Cached: an import statement per
+    run would cost more than parsing the timestamp."""
+    from datetime import UTC, datetime
+
+    return datetime, UTC
+
+
 def utc_now() -> datetime:
-    return datetime.now(UTC)
+    datetime, utc = _datetime()
+    return datetime.now(utc)
 
 
 def _format_time(moment: datetime) -> str:
     """ISO 8601 in UTC with ``Z``; microseconds only when there are some."""
-    utc = moment.astimezone(UTC).replace(tzinfo=None)
+    utc = moment.astimezone(_datetime()[1]).replace(tzinfo=None)
     return utc.isoformat(timespec="microseconds" if utc.microsecond else "seconds") + "Z"
 
 
 def timestamp(clock: Clock) -> str:
     moment = clock()
-    if not isinstance(moment, datetime):
+    if not isinstance(moment, _datetime()[0]):
         raise TypeError(f"the session clock returned {type(moment).__name__}, not a datetime")
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise ValueError(
@@ -82,7 +101,7 @@ def timestamp(clock: Clock) -> str:
 
 def parse_time(text: str) -> datetime:
     """A timestamp the core has checked (``2025-01-31T09:30:00Z``) as an aware datetime."""
-    return datetime.fromisoformat(text)
+    return _datetime()[0].fromisoformat(text)
 
 
 def message_body(message: Mapping[str, Any], argument: str) -> bytes:

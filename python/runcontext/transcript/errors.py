@@ -4,9 +4,12 @@ to blame, its 1-based line number (see :mod:`runcontext.transcript.session`)."""
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from runcontext.errors import _reduce
+
+TYPE_CHECKING = False  # not typing's: `runcontext log` lists a transcript without typing
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "ConversationMismatchError",

@@ -24,12 +24,17 @@ except ImportError:  # Windows: sessions need flock, and there is no stand-in fo
     ) from None
 import stat
 import weakref
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
-from pathlib import Path
 
+from runcontext._core import DEFAULT_MAX_LINE_BYTES
 from runcontext.transcript.errors import TranscriptError
-from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES
+
+# Not imported at run time (issue 13): pathlib (with urllib.parse and ipaddress) was a sixth of
+# what `runcontext log`'s imports cost, and contextlib and typing most of the rest; a store
+# keeps its path as the string Path gives (_path_name) and makes a Path when one is asked for.
+TYPE_CHECKING = False  # type checkers treat any name TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
 
 __all__ = ["FileStore", "LineTooLong"]
 
@@ -37,6 +42,36 @@ __all__ = ["FileStore", "LineTooLong"]
 _READ_ONLY_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 _CHUNK = 1 << 20  # bytes read per system call: the reader's buffer, beside the line cap
 _BATCH = 8 << 20  # complete lines returned by one read, at most (about): memory stays bounded
+
+
+def _path_name(path: str | os.PathLike[str]) -> str:
+    """``os.fspath(Path(path))``, without importing pathlib for a string already in the form
+    Path gives it: no empty or ``.`` component (a doubled or trailing slash, ``./``), which
+    are the only parts of a POSIX path that Path drops."""
+    if type(path) is str and path:
+        parts = path.split("/")
+        if "" not in parts[path.startswith("/") :] and "." not in parts:
+            return path
+    from pathlib import Path
+
+    return os.fspath(Path(path))
+
+
+class _Flock:
+    """Holds ``flock(fd, operation)`` for a ``with`` block (contextlib's decorator, written
+    out: importing contextlib cost `runcontext log` more than the rest of this module)."""
+
+    __slots__ = ("_fd", "_operation")
+
+    def __init__(self, fd: int, operation: int) -> None:
+        self._fd = fd
+        self._operation = operation
+
+    def __enter__(self) -> None:
+        fcntl.flock(self._fd, self._operation)
+
+    def __exit__(self, *_: object) -> None:
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
 
 
 class LineTooLong(Exception):
@@ -78,7 +113,7 @@ class FileStore:
         durable: bool = False,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
-        self._path = Path(path)
+        self._path = _path_name(path)  # what Path(path) would print
         self._durable = durable
         self._max_line_bytes = max_line_bytes
         self._fd = -1
@@ -91,11 +126,13 @@ class FileStore:
 
     @property
     def name(self) -> str:
-        return os.fspath(self._path)
+        return self._path
 
     @property
     def path(self) -> Path:
-        return self._path
+        from pathlib import Path
+
+        return Path(self._path)
 
     @property
     def writable(self) -> bool:
@@ -111,7 +148,7 @@ class FileStore:
         import uuid  # here: with platform, it was 5 ms of `runcontext log`'s start-up
 
         data = b"".join(lines)
-        target = self._path
+        target = self.path
         temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
         try:
@@ -250,17 +287,12 @@ class FileStore:
         self.partial = partial
         return chunks, position
 
-    @contextmanager
-    def writing(self) -> Iterator[None]:
+    def writing(self) -> _Flock:
         """Hold the exclusive lock for one append. A process forked from the one that opened
         the file first opens a descriptor of its own: an inherited descriptor shares the
         parent's lock, which would then exclude nobody."""
         self._own_descriptor()
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        return _Flock(self._fd, fcntl.LOCK_EX)
 
     def append(self, lines: Sequence[bytes]) -> None:
         """Write each line with one ``write`` (finishing a short one under the lock), then
@@ -280,6 +312,8 @@ class FileStore:
             # the next writer to glue its record onto. Its complete lines stay, as a crash at
             # this point would leave them: a lock-free reader may already have read them.
             complete = start + sum(len(data) for data in lines[:written])
+            from contextlib import suppress  # here: the rare path that needs contextlib
+
             with suppress(OSError):  # if this fails too, the next open reports a torn line
                 os.ftruncate(self._fd, complete)
             if written:
@@ -299,6 +333,8 @@ class FileStore:
         fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
         if self._closer is not None:
             self._closer.detach()
+        from contextlib import suppress  # here: only a forked child gets this far
+
         with suppress(OSError):
             os.close(self._fd)  # the child's copy; the parent's descriptor is unaffected
         self._fd = fd
@@ -314,13 +350,8 @@ class FileStore:
         fcntl.flock(self._fd, fcntl.LOCK_UN)
         return False
 
-    @contextmanager
-    def shared(self) -> Iterator[None]:
-        fcntl.flock(self._fd, fcntl.LOCK_SH)
-        try:
-            yield
-        finally:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+    def shared(self) -> _Flock:
+        return _Flock(self._fd, fcntl.LOCK_SH)
 
     def truncate(self, size: int) -> None:
         os.ftruncate(self._fd, size)

@@ -20,15 +20,17 @@ conversation you are about to continue (:class:`runcontext.Loop` does so on ever
 from __future__ import annotations
 
 import os
-import threading
 import warnings
 import weakref
-from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+
+# The modules `runcontext log` needs not (issue 13): collections.abc's Mapping is
+# _collections_abc's, loaded at start-up; threading.RLock() makes a _thread.RLock; pathlib and
+# datetime load when Session.path and Session.created are first asked for.
+from _collections_abc import Mapping
+from _thread import RLock
 
 from runcontext._core import (
+    DEFAULT_MAX_LINE_BYTES,
     RunContext,
     Transcript,
     canonical_json,
@@ -60,11 +62,17 @@ from runcontext.transcript.errors import (
     UnchainedTranscriptWarning,
 )
 from runcontext.transcript.files import FileStore, LineTooLong
-from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES, TranscriptStore
 from runcontext.transcript.stores import open_store
 
+TYPE_CHECKING = False  # not typing's: `runcontext log` lists a transcript without typing
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from datetime import datetime
+    from pathlib import Path
+    from typing import Any
+
     from runcontext.transcript._run import Run, TornTail
+    from runcontext.transcript.store import TranscriptStore
 else:
 
     def __getattr__(name: str) -> object:
@@ -98,7 +106,7 @@ _SESSIONS: weakref.WeakSet[Session] = weakref.WeakSet()
 
 def _after_fork_in_child() -> None:
     for session in list(_SESSIONS):
-        session._thread_lock = threading.RLock()
+        session._thread_lock = RLock()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -295,19 +303,19 @@ class Session:
         max_line_bytes: int,
     ) -> None:
         self._store = store
-        self._path = store.path if isinstance(store, FileStore) else Path(store.name)
-        # What messages name: the file, or another store's name as it is (a URI made a Path
-        # would lose its "//").
-        self._where: str | Path = self._path if isinstance(store, FileStore) else store.name
+        # What messages name: the file (a FileStore's name is its path), or another store's
+        # name as it is (a URI made a Path would lose its "//").
+        self._where = store.name
         self._writable = bool(getattr(store, "writable", True))
         self._durable = durable
         self._clock = utc_now if clock is None else clock
-        self._thread_lock = threading.RLock()  # threads of one process share the store
+        self._thread_lock = RLock()  # threads of one process share the store
         self._state = Transcript(store.name, max_line_bytes)
         self._cursor: object | None = None  # where the records read so far end
         self._skip = 0  # records after the cursor already applied (a batch cut by an error)
         self._offset = 0  # bytes of complete records read so far (the file store's cursor)
-        self._created = datetime.min
+        self._header_time = ""  # the header's timestamp, as the core checked it
+        self._created: datetime | None = None  # parsed from it when first asked for
         # Each message as its canonical bytes: smaller than the objects, hashed as they stand
         # for the conversation check, and decoded (by the core) only when asked for.
         self._messages: list[bytes] = []
@@ -359,7 +367,12 @@ class Session:
     @property
     def path(self) -> Path:
         """The transcript file (for another store, its name as a path)."""
-        return self._path
+        store = self._store
+        if isinstance(store, FileStore):
+            return store.path
+        from pathlib import Path
+
+        return Path(store.name)
 
     @property
     def store(self) -> TranscriptStore:
@@ -384,6 +397,8 @@ class Session:
     @property
     def created(self) -> datetime:
         """The header's UTC timestamp."""
+        if self._created is None:  # `runcontext log` never asks: it lists without datetime
+            self._created = parse_time(self._header_time)
         return self._created
 
     @property
@@ -758,7 +773,7 @@ class Session:
         finally:
             self._last_message_line = max(self._last_message_line, state.last_message_line)
             if not before and state.lines:  # this call read line 1, the header
-                self._created = parse_time(state.header_time)
+                self._header_time = state.header_time
 
     def _torn_at(self, partial: int) -> TornTail | None:
         if not partial:
@@ -834,6 +849,8 @@ def _store(
         )
     if session_id is not None or tenant is not None:
         raise ValueError("session_id and tenant are for a PostgreSQL URI, not a store object")
+    from runcontext.transcript.store import TranscriptStore  # here: a path needs no typing
+
     if isinstance(target, TranscriptStore):
         return target
     raise TypeError(f"path: expected a file path or a TranscriptStore, got {type(target).__name__}")

@@ -41,11 +41,13 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
-__all__ = ["DEFAULT_MAX_LINE_BYTES", "TranscriptStore", "read_all"]
-
 # A record longer than this is refused on read unless the caller raises the cap: a hostile or
-# damaged file must not make a reader allocate without bound (docs/TRANSCRIPT.md, Limits).
-DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+# damaged file must not make a reader allocate without bound (docs/TRANSCRIPT.md, Limits). The
+# core's constant, re-exported here; the modules `runcontext log` needs import it from the core,
+# so that listing a transcript does not import this module (and typing and contextlib with it).
+from runcontext._core import DEFAULT_MAX_LINE_BYTES
+
+__all__ = ["DEFAULT_MAX_LINE_BYTES", "TranscriptStore", "read_all"]
 
 
 @runtime_checkable

@@ -7,8 +7,12 @@ from __future__ import annotations
 import os
 import re
 
+from runcontext._core import DEFAULT_MAX_LINE_BYTES
 from runcontext.transcript.files import FileStore
-from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES, TranscriptStore
+
+TYPE_CHECKING = False  # not typing's: `runcontext log` lists a transcript without typing
+if TYPE_CHECKING:
+    from runcontext.transcript.store import TranscriptStore
 
 __all__ = ["is_postgres_dsn", "open_store"]
 

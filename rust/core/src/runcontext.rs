@@ -379,10 +379,16 @@ struct Collector<T> {
     facts: Vec<(T, Option<Kept<T>>)>,
     tail: Vec<(T, Option<Kept<T>>)>,
     // Where each name was first used, for duplicate messages: one namespace for the facts,
-    // one for head and tail sections together.
+    // one for head and tail sections together. Filled only once a namespace holds
+    // SCAN_NAMES names (see `first_use`).
     fact_names: HashMap<String, usize>,
     section_names: HashMap<String, (Arg, usize)>,
 }
+
+/// Below this many names in a namespace, a duplicate is found by comparing with each earlier
+/// name (an entry's index is its position in its vector) rather than in a map of owned
+/// names: hashing and copying every name was a tenth of a small context's cost (issue 13).
+const SCAN_NAMES: usize = 16;
 
 impl<T> Default for Collector<T> {
     fn default() -> Self {
@@ -416,11 +422,7 @@ impl<T: AsRef<str>> Collector<T> {
         if text.starts_with(char::is_whitespace) || text.ends_with(char::is_whitespace) {
             return at(Some(text), K::NameWhitespace);
         }
-        let first = if arg == Arg::Facts {
-            self.fact_names.get(text).map(|&i| (Arg::Facts, i))
-        } else {
-            self.section_names.get(text).copied()
-        };
+        let (first, indexed) = self.first_use(arg, text);
         if let Some((first_arg, first_index)) = first {
             let kind = K::DuplicateName {
                 first_arg,
@@ -429,21 +431,55 @@ impl<T: AsRef<str>> Collector<T> {
             return at(Some(text), kind);
         }
         let value = value.map(Kept::new);
+        if indexed && arg == Arg::Facts {
+            self.fact_names.insert(text.to_owned(), index);
+        } else if indexed {
+            self.section_names.insert(text.to_owned(), (arg, index));
+        }
         match arg {
-            Arg::HeadSections => {
-                self.section_names.insert(text.to_owned(), (arg, index));
-                self.head.push((name, value));
-            }
-            Arg::TailSections => {
-                self.section_names.insert(text.to_owned(), (arg, index));
-                self.tail.push((name, value));
-            }
-            Arg::Facts => {
-                self.fact_names.insert(text.to_owned(), index);
-                self.facts.push((name, value));
-            }
+            Arg::HeadSections => self.head.push((name, value)),
+            Arg::TailSections => self.tail.push((name, value)),
+            Arg::Facts => self.facts.push((name, value)),
         }
         Ok(())
+    }
+
+    /// Where `text` was first used in `arg`'s namespace, and whether that namespace is now
+    /// looked up in its map (the new name must then be added to it).
+    fn first_use(&mut self, arg: Arg, text: &str) -> (Option<(Arg, usize)>, bool) {
+        let position = |entries: &[(T, Option<Kept<T>>)]| {
+            entries.iter().position(|(name, _)| name.as_ref() == text)
+        };
+        if arg == Arg::Facts {
+            if self.facts.len() < SCAN_NAMES {
+                return (position(&self.facts).map(|i| (Arg::Facts, i)), false);
+            }
+            if self.fact_names.is_empty() {
+                for (i, (name, _)) in self.facts.iter().enumerate() {
+                    self.fact_names.insert(name.as_ref().to_owned(), i);
+                }
+            }
+            return (self.fact_names.get(text).map(|&i| (Arg::Facts, i)), true);
+        }
+        if self.head.len() + self.tail.len() < SCAN_NAMES {
+            let first = match position(&self.head) {
+                Some(i) => Some((Arg::HeadSections, i)),
+                None => position(&self.tail).map(|i| (Arg::TailSections, i)),
+            };
+            return (first, false);
+        }
+        if self.section_names.is_empty() {
+            for (part, entries) in [
+                (Arg::HeadSections, &self.head),
+                (Arg::TailSections, &self.tail),
+            ] {
+                for (i, (name, _)) in entries.iter().enumerate() {
+                    self.section_names
+                        .insert(name.as_ref().to_owned(), (part, i));
+                }
+            }
+        }
+        (self.section_names.get(text).copied(), true)
     }
 
     fn finish(self) -> KeptEntries<T> {
@@ -1068,6 +1104,62 @@ are unique across head and tail together; a dropped entry still owns its name)"
         );
         // Facts and sections are separate namespaces.
         assert!(RunContext::new(vec![e("date", "x")], vec![e("date", "y")], vec![]).is_ok());
+    }
+
+    #[test]
+    fn duplicates_name_their_first_use_below_and_above_the_scan_limit() {
+        // Names compared one by one below SCAN_NAMES and looked up in a map from there on:
+        // every count around the limit, every earlier position, in both namespaces.
+        let names = |n: usize| (0..n).map(|i| format!("n{i}")).collect::<Vec<_>>();
+        let entries = |names: &[String]| -> Vec<Entry> {
+            names
+                .iter()
+                .map(|n| Entry::new(n.clone(), Some("x")))
+                .collect()
+        };
+        for count in [
+            1,
+            2,
+            SCAN_NAMES - 1,
+            SCAN_NAMES,
+            SCAN_NAMES + 1,
+            3 * SCAN_NAMES,
+        ] {
+            for first in 0..count {
+                let mut facts = names(count);
+                facts.push(facts[first].clone());
+                let error = RunContext::new(vec![], entries(&facts), vec![]).unwrap_err();
+                let expected = RunContextErrorKind::DuplicateName {
+                    first_arg: Arg::Facts,
+                    first_index: first,
+                };
+                assert_eq!((error.kind, error.index), (expected, Some(count)));
+                // Sections: head then tail; the duplicate repeats a head or a tail name.
+                let (head, mut tail) = (names(count), names(count + 1).split_off(count));
+                tail[0] = format!("t{count}");
+                for (repeat, first_arg, first_index) in [
+                    (head[first].clone(), Arg::HeadSections, first),
+                    (tail[0].clone(), Arg::TailSections, 0),
+                ] {
+                    let mut tail = tail.clone();
+                    tail.push(repeat);
+                    let error =
+                        RunContext::new(entries(&head), vec![], entries(&tail)).unwrap_err();
+                    let expected = RunContextErrorKind::DuplicateName {
+                        first_arg,
+                        first_index,
+                    };
+                    assert_eq!(
+                        (error.arg, error.kind, error.index),
+                        (Arg::TailSections, expected, Some(1))
+                    );
+                }
+            }
+            // No false duplicates: every name distinct passes at every count.
+            let all = names(2 * count);
+            let (head, tail) = all.split_at(count);
+            assert!(RunContext::new(entries(head), entries(&names(count)), entries(tail)).is_ok());
+        }
     }
 
     #[test]

@@ -40,7 +40,7 @@ use crate::canonical::{write_str, MAX_DEPTH};
 use crate::digest::{digest_bytes, format_digest, DIGEST_PREFIX};
 use crate::parse::{parse, ParseErrorKind};
 use crate::rehash::Rehasher;
-use crate::runcontext::{normalise, Entry, Position, RunContext, FORMAT_VERSION};
+use crate::runcontext::{normalise, Entry, Position, RunContext, Section, FORMAT_VERSION};
 use crate::scan::Scan;
 use crate::tokens::Tokens;
 use crate::value::Value;
@@ -177,6 +177,17 @@ pub struct SectionRef {
     pub position: Position,
     pub name: String,
     pub digest: String,
+}
+
+impl From<&Section> for SectionRef {
+    /// How an envelope names `section` of a context.
+    fn from(section: &Section) -> Self {
+        Self {
+            position: section.position,
+            name: section.name.clone(),
+            digest: section.digest.clone(),
+        }
+    }
 }
 
 /// A `run-context` record, verified.
@@ -439,15 +450,7 @@ impl Transcript {
         messages: usize,
         tokens: Option<&Tokens>,
     ) -> Result<Vec<u8>, WriteError> {
-        let sections: Vec<SectionRef> = context
-            .sections()
-            .iter()
-            .map(|s| SectionRef {
-                position: s.position,
-                name: s.name.clone(),
-                digest: s.digest.clone(),
-            })
-            .collect();
+        let sections: Vec<SectionRef> = context.sections().iter().map(SectionRef::from).collect();
         self.write_envelope(
             context.digest(),
             &sections,

@@ -205,15 +205,7 @@ fn a_stale_digest_is_refused_after_a_fact_changes() {
         let mut pair = Pair::new();
         let first = context(&[("AGENTS.md", &agents)], &[("date", "d1")], &[]);
         pair.run(&first);
-        let sections: Vec<SectionRef> = first
-            .sections()
-            .iter()
-            .map(|s| SectionRef {
-                position: s.position,
-                name: s.name.clone(),
-                digest: s.digest.clone(),
-            })
-            .collect();
+        let sections: Vec<SectionRef> = first.sections().iter().map(SectionRef::from).collect();
         let facts = [("date".to_owned(), date.to_owned())];
         let genuine = pair.writer.clone();
         let line = pair

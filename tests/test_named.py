@@ -138,3 +138,23 @@ def test_provider_is_listed_before_first_use() -> None:
     code = "import runcontext.providers as p; print('Provider' in dir(p))"
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert shown.stdout == "True\n"
+
+
+def test_transcript_records_annotations_resolve_for_introspection() -> None:
+    # Run and TornTail name runcontext.transcript.session as their module, which imports
+    # neither datetime nor typing at run time (runcontext log starts without them).
+    import collections.abc
+    import datetime
+    import typing
+
+    import pydantic
+
+    from runcontext.transcript import Run, TornTail
+
+    assert typing.get_type_hints(TornTail) == {"line": int, "offset": int, "length": int}
+    hints = typing.get_type_hints(Run)
+    assert hints["time"] is datetime.datetime
+    assert hints["tokens"] == collections.abc.Mapping[str, typing.Any] | None
+    assert pydantic.TypeAdapter(TornTail).validate_python(
+        {"line": 3, "offset": 10, "length": 4}
+    ) == TornTail(line=3, offset=10, length=4)

@@ -294,3 +294,21 @@ def test_envelopes_without_tokens_are_left_to_reference_counting(tmp_path: Path)
             assert not any(gc.is_tracked(item) for item in (*envelope[5], *envelope[6]))
         assert envelopes[2][7] == TOKENS
         assert [run.context.facts for run in session.runs()][-1] == (("date", "d1"),)
+
+
+def test_a_file_store_subclass_that_reads_its_own_way_is_read_through_read(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "t.jsonl"
+    data = _transcript(path)
+    batches: list[int] = []
+
+    class Logged(files.FileStore):
+        def read(self, cursor: object) -> tuple[list[bytes], object]:
+            lines, cursor = super().read(cursor)
+            batches.append(len(lines))
+            return lines, cursor
+
+    with Session.open(Logged(path), writable=False) as session:
+        assert _read(session) == _from_memory(data)
+    assert sum(batches) == data.count(b"\n")  # every line came through the override

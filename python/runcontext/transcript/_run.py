@@ -15,10 +15,11 @@ from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from runcontext.transcript._records import Structure
+
 if TYPE_CHECKING:
     from runcontext._core import RunContext
     from runcontext.section import Section
-    from runcontext.transcript._records import Structure
     from runcontext.transcript.session import _Contexts
 
 __all__ = ["Run", "TornTail"]
@@ -71,6 +72,15 @@ class Run:
         return self._structure[1]
 
 
-# Where they are documented and imported from; typing.get_type_hints resolves their
-# annotations there too.
+# Where they are documented, imported and pickled from.
 Run.__module__ = TornTail.__module__ = "runcontext.transcript.session"
+
+# typing.get_type_hints and pydantic evaluate the annotations above in that module, which
+# leaves these names out so that `runcontext log` starts without them; it takes them in when
+# it loads this one (session._record_class). `_Contexts` is its own.
+ANNOTATION_NAMES: dict[str, object] = {
+    "datetime": datetime,
+    "Mapping": Mapping,
+    "Any": Any,
+    "Structure": Structure,
+}

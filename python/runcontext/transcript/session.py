@@ -95,6 +95,8 @@ def _record_class(name: str) -> Any:
     if record is None:
         from runcontext.transcript import _run
 
+        for hint, value in _run.ANNOTATION_NAMES.items():  # the names its annotations use
+            globals().setdefault(hint, value)
         record = globals()[name] = getattr(_run, name)  # later lookups skip __getattr__
     return record
 
@@ -732,9 +734,10 @@ class Session:
         again instead of replaying the ones already taken in."""
         store = self._store
         # The file store hands over its lines in chunks, which the core splits: no object per
-        # line. Every other store returns lines (the protocol's read).
-        chunked = isinstance(store, FileStore)
-        read = store.read_chunks if isinstance(store, FileStore) else store.read
+        # line. Every other store returns lines (the protocol's read), and so does a subclass
+        # of the file store that reads its own way.
+        chunked = isinstance(store, FileStore) and type(store).read is FileStore.read
+        read = store.read_chunks if chunked and isinstance(store, FileStore) else store.read
         while True:
             try:
                 batch, cursor = read(self._cursor)

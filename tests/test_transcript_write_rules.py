@@ -143,13 +143,14 @@ def test_the_default_cap_is_the_default_readers(tmp_path: Path) -> None:
     over = {"content": "x" * (DEFAULT_MAX_LINE_BYTES - _record_len(1, empty) + 1), "role": "user"}
     with Session.create(path, [SEED]) as session:
         before = path.read_bytes()
-        for call in (session.check_recordable, session.append_messages):
-            with pytest.raises(
-                ValueError,
-                match=r"a 67108865-byte record, longer than the "
-                r"transcript's line cap of 67108864 bytes",
-            ):
-                call([SEED, over] if call == session.check_recordable else [SEED, over][1:])
+        refusal = (
+            r"^messages\[{}\]: the message cannot be stored in a transcript: the message would "
+            r"make a 67108865-byte record, longer than the transcript's line cap of 67108864 "
+        )
+        with pytest.raises(ValueError, match=refusal.format(1)):
+            session.check_recordable([SEED, over])
+        with pytest.raises(ValueError, match=refusal.format(0)):
+            session.append_messages([over])
         assert path.read_bytes() == before
 
 

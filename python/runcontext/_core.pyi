@@ -18,7 +18,6 @@ __all__ = [
     "__version__",
     "canonical_json",
     "canonicalize_text",
-    "check_message",
     "digest",
     "digest_bytes",
     "json_value",
@@ -78,7 +77,6 @@ TRANSCRIPT_VERSION: int
 DEFAULT_MAX_LINE_BYTES: int
 
 def json_value(data: bytes) -> Any: ...
-def check_message(message: bytes) -> None: ...
 
 @final
 class Transcript:
@@ -124,6 +122,7 @@ class Transcript:
     def rollback(self) -> None: ...
     def write_header(self, seed: str, time: str) -> bytes: ...
     def write_message(self, message: bytes) -> bytes: ...
+    def check_message(self, message: bytes, index: int) -> None: ...
     def write_run(
         self, context: RunContext, time: str, messages: int, tokens: bytes | None = None
     ) -> list[bytes]: ...

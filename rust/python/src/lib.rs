@@ -25,7 +25,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<runcontext::RunContext>()?;
     m.add_class::<transcript::Transcript>()?;
     m.add_function(wrap_pyfunction!(transcript::json_value, m)?)?;
-    m.add_function(wrap_pyfunction!(transcript::check_message, m)?)?;
     m.add(
         "TRANSCRIPT_VERSION",
         runcontext_core::transcript::TRANSCRIPT_VERSION,

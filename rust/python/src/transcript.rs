@@ -396,6 +396,14 @@ impl Transcript {
         Ok(PyBytes::new(py, &line))
     }
 
+    /// Refuse, without writing, what `write_message` would refuse of the message at `index`
+    /// (its canonical JSON): a message a reader would refuse, or a record over the line cap.
+    fn check_message(&self, message: &[u8], index: usize) -> PyResult<()> {
+        self.inner
+            .check_message(message, index)
+            .map_err(write_error)
+    }
+
     /// The section lines and the run-context line of the next run with `context`; `tokens`
     /// is the canonical JSON of the run's `tokens` member, or `None`.
     #[pyo3(signature = (context, time, messages, tokens = None))]
@@ -419,7 +427,11 @@ impl Transcript {
             .map_err(|_| PyTypeError::new_err("context: expected a RunContext"))?;
         let list = PyList::empty(py);
         for part in &parts {
-            if let Some(line) = self.inner.write_section(&part.name, &part.text) {
+            if let Some(line) = self
+                .inner
+                .write_section(&part.name, &part.text)
+                .map_err(write_error)?
+            {
                 list.append(PyBytes::new(py, &line))?;
             }
         }
@@ -509,12 +521,6 @@ fn find_newline(bytes: &[u8]) -> Option<usize> {
     // slice, and returns a pointer into it or null.
     let found = unsafe { memchr(bytes.as_ptr().cast(), c_int::from(b'\n'), bytes.len()) };
     (!found.is_null()).then(|| found as usize - bytes.as_ptr() as usize)
-}
-
-/// Refuse a message (its canonical JSON) that could not be read back from a record.
-#[pyfunction]
-pub fn check_message(message: &[u8]) -> PyResult<()> {
-    core::check_message(message).map_err(write_error)
 }
 
 /// The Python value of canonical JSON text the caller already holds (a message body just

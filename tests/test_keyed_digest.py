@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import runcontext.keyed
 from runcontext import RunContext, digest, digest_bytes
-from runcontext.errors import InvalidNumberError
+from runcontext.errors import InvalidNumberError, InvalidStringError, UnsupportedTypeError
 from runcontext.keyed import KEY_BYTES, KEYED_DIGEST_PREFIX, keyed_digest, keyed_digest_bytes
 
 from reference.jcs import canonical_json as reference_canonical_json
@@ -105,12 +105,24 @@ def test_keyed_digest_is_of_the_same_canonical_bytes_as_digest(value: object) ->
     assert keyed.removeprefix("blake3-keyed:") != digest(value).removeprefix("blake3:")
 
 
-def test_a_value_without_a_canonical_form_is_refused_as_digest_refuses_it() -> None:
-    with pytest.raises(InvalidNumberError) as raised:
-        keyed_digest(KEY, {"a": [1, math.nan]})
-    assert raised.value.path == "$.a[1]"
-    with pytest.raises(InvalidNumberError) as plain:
-        digest({"a": [1, math.nan]})
+@pytest.mark.parametrize(
+    ("value", "error", "path"),
+    [
+        ({"a": [1, math.nan]}, InvalidNumberError, "$.a[1]"),
+        ({"x": [2**60]}, InvalidNumberError, "$.x[0]"),
+        ("x\ud800" * 2000, InvalidStringError, "$"),
+        ({1: 2}, UnsupportedTypeError, "$"),
+        (b"bytes", UnsupportedTypeError, "$"),
+    ],
+)
+def test_a_value_without_a_canonical_form_is_refused_as_digest_refuses_it(
+    value: object, error: type[Exception], path: str
+) -> None:
+    with pytest.raises(error) as raised:
+        keyed_digest(KEY, value)
+    with pytest.raises(error) as plain:
+        digest(value)
+    assert getattr(raised.value, "path", None) == path
     assert str(raised.value) == str(plain.value)
 
 

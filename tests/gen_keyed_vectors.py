@@ -6,7 +6,7 @@ Run from the repository root::
 
 Each case gives a 32-byte key and one input: raw bytes (``input_hex``), a JSON value
 (``value``) or RunContext arguments (``args``); ``expect`` holds the plain digest and the keyed
-digest of the same bytes (docs/FORMAT.md § 2, *Keyed digests*), and for a context the section
+digest of the same bytes (docs/FORMAT.md § 2.1), and for a context the section
 digests too. Every expected value comes from ``tests/reference/`` (canonical JSON written from
 RFC 8785, hashed by the ``blake3`` PyPI package), never from the Rust core. The output is
 deterministic; ``tests/test_keyed_vectors.py`` checks that the committed file is exactly what
@@ -34,7 +34,7 @@ COUNTING_KEY = bytes(range(32))
 HIGH_KEY = b"\xff" * 32
 
 DESCRIPTION = (
-    "Conformance vectors for keyed digests (docs/FORMAT.md section 2, Keyed digests): "
+    "Conformance vectors for keyed digests (docs/FORMAT.md section 2.1): "
     "'blake3-keyed:' followed by the 64 lowercase hex digits of BLAKE3-256 in keyed mode, "
     "over exactly the bytes the plain 'blake3:' digest hashes. Each case has 'key_hex' (the "
     "32-byte key) and exactly one input: 'input_hex' (raw bytes: digest_bytes and "

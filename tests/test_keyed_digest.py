@@ -1,4 +1,4 @@
-"""Keyed digests (docs/FORMAT.md § 2, *Keyed digests*): ``blake3-keyed:`` + 64 hex, BLAKE3's
+"""Keyed digests (docs/FORMAT.md § 2.1): ``blake3-keyed:`` + 64 hex, BLAKE3's
 keyed mode over exactly the bytes the plain digest hashes, checked against the ``blake3``
 package over the reference's canonical JSON; every input type ``digest_bytes`` takes; the key's
 refusals; and ``RunContext.keyed_digests``."""

@@ -10,7 +10,7 @@ the same data:
 * ``RunContext.keyed_digests(key)``: the context digest and the section digests.
 
 The key is ``bytes`` of exactly :data:`KEY_BYTES` (32), e.g. ``secrets.token_bytes(32)`` kept
-in your secret store. The form and the reasons are in docs/FORMAT.md § 2, *Keyed digests*;
+in your secret store. The form and the reasons are in docs/FORMAT.md § 2.1;
 the OpenTelemetry helper's ``key=`` in docs/INTEGRATIONS.md, *OpenTelemetry*.
 """
 

@@ -239,7 +239,7 @@ class RunContext:
         }
 
     def keyed_digests(self, key: bytes) -> tuple[str, list[str]]:
-        """The keyed forms of ``digest`` and ``section_digests`` (FORMAT.md § 2)."""
+        """The keyed forms of ``digest`` and ``section_digests`` (FORMAT.md § 2.1)."""
         return keyed_digest(key, self._document()), [
             keyed_digest(key, {"name": name, "text": text}) for _, name, text, _ in self.sections
         ]

@@ -72,7 +72,7 @@ def annotate_span(
     (``conversation_id``, else the session's ``seed``).
 
     With ``key`` (32 secret bytes, e.g. ``secrets.token_bytes(32)``) every digest set is keyed
-    (``blake3-keyed:…``, docs/FORMAT.md § 2), so that no one without the key can confirm a
+    (``blake3-keyed:…``, docs/FORMAT.md § 2.1), so that no one without the key can confirm a
     guessed file or message against the trace: the context and section digests are the keyed
     digests of the same documents (``context.keyed_digests(key)``); the revision, the
     fingerprint and the session's seed, which arrive as digests, are exported as

@@ -17,7 +17,7 @@ use crate::value::Value;
 /// Every digest starts with this.
 pub const DIGEST_PREFIX: &str = "blake3:";
 
-/// Every keyed digest starts with this (FORMAT.md § 2, *Keyed digests*).
+/// Every keyed digest starts with this (FORMAT.md § 2.1).
 pub const KEYED_DIGEST_PREFIX: &str = "blake3-keyed:";
 
 /// The length of a key, in bytes: BLAKE3's keyed mode takes exactly 32.

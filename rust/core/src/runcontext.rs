@@ -745,7 +745,7 @@ pub fn context_digests<A: AsRef<str>, B: AsRef<str>, C: AsRef<str>, D: AsRef<str
 }
 
 /// [`context_digests`] in BLAKE3's keyed mode with `key`, over the same canonical bytes
-/// (FORMAT.md § 2, *Keyed digests*): format each hash with
+/// (FORMAT.md § 2.1): format each hash with
 /// [`format_keyed_digest`](crate::digest::format_keyed_digest).
 pub fn keyed_context_digests<A: AsRef<str>, B: AsRef<str>, C: AsRef<str>, D: AsRef<str>>(
     key: &[u8; KEY_LEN],

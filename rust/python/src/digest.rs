@@ -123,7 +123,7 @@ pub fn digest_bytes(py: Python<'_>, data: &Bound<'_, PyAny>, parallel: bool) -> 
     Ok(digest)
 }
 
-// Keyed digests (docs/FORMAT.md § 2, *Keyed digests*): safe PyO3 only. The canonical JSON of
+// Keyed digests (docs/FORMAT.md § 2.1): safe PyO3 only. The canonical JSON of
 // a value is made as a `bytes` (`canonical_json`), which this thread owns, so it is hashed
 // with the GIL released above the threshold; a `bytes` argument is hashed in place as in
 // `digest_bytes`, and any other contiguous buffer is copied first with the GIL held (its

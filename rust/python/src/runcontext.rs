@@ -400,7 +400,7 @@ impl RunContext {
 
     /// The keyed forms of `digest` and `section_digests`, taken in one pass over the texts:
     /// `(context digest, (section digest, …))`, each `blake3-keyed:` + 64 hex
-    /// (docs/FORMAT.md § 2, *Keyed digests*). `key` is 32 bytes.
+    /// (docs/FORMAT.md § 2.1). `key` is 32 bytes.
     #[pyo3(signature = (key, /))]
     fn keyed_digests<'py>(
         &self,

@@ -3,11 +3,13 @@ with a TranscriptError naming the session and the record, never read past or app
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -19,6 +21,8 @@ psycopg = (
 )
 
 from runcontext import RunContext  # noqa: E402
+from runcontext.cli import main  # noqa: E402
+from runcontext.transcript.async_session import AsyncSession  # noqa: E402
 from runcontext.transcript.errors import (  # noqa: E402
     TranscriptDigestError,
     TranscriptFormatError,
@@ -94,6 +98,26 @@ def test_a_record_that_is_not_utf8_is_refused_naming_it(pg_dsn: str, seq: int) -
         Session.open(pg_dsn, session_id="s")
 
 
+@pytest.mark.parametrize("seq", [4, 6], ids=["a section", "a message"])
+def test_an_edited_size_column_does_not_let_a_line_past_the_cap(pg_dsn: str, seq: int) -> None:
+    big = "x" * 5000
+    context = RunContext(head_sections=[("AGENTS.md", big if seq == 4 else "small")])
+    conversation: list[dict[str, Any]] = [{"role": "system", "content": "You are careful."}]
+    with Session.create(PostgresStore(pg_dsn, "s"), conversation) as session:
+        conversation.append({"role": "user", "content": "go"})
+        reply = {"role": "assistant", "content": big if seq == 6 else "ok"}
+        session.record_run(conversation, context, reply)
+    query(pg_dsn, "UPDATE runcontext_records SET size = 10")
+    with (
+        PostgresStore(pg_dsn, "s", max_line_bytes=4096) as store,
+        pytest.raises(
+            TranscriptFormatError,
+            match=rf"session=s:{seq}: record of 5\d\d\d bytes exceeds the limit of 4096",
+        ),
+    ):
+        read_all(store)
+
+
 # -- the session row and the records must agree -------------------------------------------------
 
 
@@ -114,6 +138,25 @@ def test_a_deleted_tail_is_refused_on_open_and_never_appended_after(pg_dsn: str)
         read_all(store)
     assert [seq for seq, _ in rows(pg_dsn)] == [1, 2, 3, 4, 5, 6]
     assert session_row(pg_dsn) == before
+
+
+def test_log_copy_and_async_open_refuse_a_deleted_tail(
+    pg_dsn: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record(pg_dsn, 2)
+    query(pg_dsn, "DELETE FROM runcontext_records WHERE seq > 6")
+    message = "the session row counts 9 records, but the last one stored is record 6"
+    for argv in (
+        ["log", f"{pg_dsn}&session=s"],
+        ["transcript", "copy", f"{pg_dsn}&session=s", str(tmp_path / "copy.jsonl")],
+    ):
+        assert main(argv) == 1
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.count("\n") == 1 and message in captured.err
+    assert not (tmp_path / "copy.jsonl").exists()
+    with pytest.raises(TranscriptDigestError, match=message):
+        asyncio.run(AsyncSession.open(pg_dsn, session_id="s"))
 
 
 def test_a_writer_open_before_the_tail_was_deleted_refuses_to_append(pg_dsn: str) -> None:

@@ -115,14 +115,22 @@ _SCHEMA = (
 
 # One batch of records after a cursor: at most _BATCH_ROWS of them and no more than _BATCH_BYTES
 # in all (but always the first, however long), with each line over the cap left unfetched (NULL:
-# the server does not read a value it does not return), so the client sees its size only.
+# the server does not read a value it does not return), so the client sees its size only. A
+# line's size is its `size` column or, if larger, the bytes stored for it (the line and its
+# section body, which it holds at least once): octet_length reads a value's length without
+# fetching it, and an edited `size` column then cannot let a longer line past the cap.
 _READ_BATCH = """
     WITH batch AS (
         SELECT seq, size, sum(size) OVER (ORDER BY seq) AS running
         FROM (
-            SELECT seq, size FROM runcontext_records
-            WHERE tenant = %(tenant)s AND session_id = %(session)s AND seq > %(after)s
-            ORDER BY seq LIMIT %(rows)s
+            SELECT r.seq,
+                   greatest(r.size, octet_length(r.line) + coalesce(octet_length(s.text), 0))
+                       AS size
+            FROM runcontext_records AS r
+            LEFT JOIN runcontext_sections AS s
+                ON s.tenant = r.tenant AND s.digest = r.section_digest
+            WHERE r.tenant = %(tenant)s AND r.session_id = %(session)s AND r.seq > %(after)s
+            ORDER BY r.seq LIMIT %(rows)s
         ) AS next
     )
     SELECT b.seq, b.size,

@@ -14,13 +14,14 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+from chained import message
 
 # Without psycopg these tests skip locally; in CI its absence is an error, never a skip.
 psycopg = (
     importlib.import_module("psycopg") if os.environ.get("CI") else pytest.importorskip("psycopg")
 )
 
-from runcontext import RunContext  # noqa: E402
+from runcontext import RunContext, canonical_json  # noqa: E402
 from runcontext.cli import main  # noqa: E402
 from runcontext.transcript.async_session import AsyncSession  # noqa: E402
 from runcontext.transcript.errors import (  # noqa: E402
@@ -174,22 +175,41 @@ def test_a_writer_open_before_the_tail_was_deleted_refuses_to_append(pg_dsn: str
     assert session_row(pg_dsn)[0] == 9
 
 
-def test_the_write_itself_refuses_to_leave_a_gap(
-    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Even with the row check on open and under the lock switched off, the write takes the
-    next seq from the last record stored and the update of the row refuses the difference."""
+def test_a_writer_that_read_records_since_deleted_refuses_to_append(pg_dsn: str) -> None:
+    """The tail deleted and the row set to match by hand: the store agrees with itself, but
+    this writer read records that are gone, and would chain onto them."""
     conversation = record(pg_dsn, 2)
     with Session.open(pg_dsn, session_id="s") as session:
         query(pg_dsn, "DELETE FROM runcontext_records WHERE seq > 6")
-        monkeypatch.setattr(PostgresStore, "_check_anchor", lambda *_: None)
+        query(pg_dsn, "UPDATE runcontext_sessions SET records = 6, chain = %s", chain_at(pg_dsn, 6))
         conversation.append({"role": "user", "content": "again"})
         with pytest.raises(
             TranscriptDigestError,
-            match=r"session=s:7: the session row does not count the 6 records stored before "
-            r"this write; nothing was written",
+            match=r"session=s:7: this session has read 9 records, but only 6 are stored: records "
+            r"were deleted since it read them; reopen the session",
         ):
             session.record_run(conversation, CONTEXT, {"role": "assistant", "content": "ok"})
+    assert [seq for seq, _ in rows(pg_dsn)] == [1, 2, 3, 4, 5, 6]
+
+
+def test_the_write_itself_refuses_to_leave_a_gap(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Even with the row checked against the records switched off, the write takes the next
+    seq from the last record stored and the update of the row refuses the difference."""
+    record(pg_dsn, 2)
+    query(pg_dsn, "DELETE FROM runcontext_records WHERE seq > 6")
+    monkeypatch.setattr(PostgresStore, "_check_anchor", lambda *_: None)
+    line = canonical_json(message(6, "again") | {"chain": chain_at(pg_dsn, 6)})
+    with (
+        PostgresStore(pg_dsn, "s") as store,
+        pytest.raises(
+            TranscriptDigestError,
+            match=r"session=s:7: the session row does not count the 6 records stored before "
+            r"this write; nothing was written",
+        ),
+    ):
+        store.append([line])
     assert [seq for seq, _ in rows(pg_dsn)] == [1, 2, 3, 4, 5, 6]
     assert session_row(pg_dsn)[0] == 9
 

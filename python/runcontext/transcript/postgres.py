@@ -430,6 +430,14 @@ class PostgresStore:
         else:
             raise TypeError(f"{self._name}: not a cursor of this store: {cursor!r}")
         if self._next_seq is not None and after >= self._next_seq - 1:
+            if after > self._next_seq - 1:
+                # The caller read records that are gone: what it appends would chain onto
+                # one of them.
+                raise self._anchor_error(
+                    f"this session has read {after} records, but only {self._next_seq - 1} "
+                    "are stored: records were deleted since it read them; reopen the session",
+                    line=self._next_seq,
+                )
             # Inside writing() nobody else can append: nothing after the last record.
             return [], cursor
         with self._errors(), self._connection() as conn:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -189,15 +190,16 @@ class Loop:
                 response.close()  # never awaited: close it rather than leak a warning
             raise TypeError("the backend returned an awaitable; use `await loop.arun(...)`")
         answered = self._answered(response)
-        tokens = self._tokens(prepared, answered)  # calibrates and accounts, session or not
-        run = None
-        if self.session is not None:
-            try:
-                run = self.session.record_run(
-                    prepared.messages, prepared.context, answered.reply, tokens=tokens
-                )
-            except Exception as error:
-                raise _not_recorded(self.session, prepared, answered, error) from error
+        if self.session is None:
+            self._tokens(prepared, answered)  # calibrates and accounts
+            return _outcome(prepared, answered, None)
+        try:
+            tokens = self._tokens(prepared, answered)
+            run = self.session.record_run(
+                prepared.messages, prepared.context, answered.reply, tokens=tokens
+            )
+        except Exception as error:
+            raise _not_recorded(self.session, prepared, answered, error) from error
         return _outcome(prepared, answered, run)
 
     async def arun(
@@ -215,19 +217,20 @@ class Loop:
         if inspect.isawaitable(response):
             response = await response
         answered = self._answered(response)
-        tokens = self._tokens(prepared, answered)  # calibrates and accounts, session or not
-        run = None
-        if self.session is not None:
-            try:
-                run = await asyncio.to_thread(
-                    self.session.record_run,
-                    prepared.messages,
-                    prepared.context,
-                    answered.reply,
-                    tokens=tokens,
-                )
-            except Exception as error:
-                raise _not_recorded(self.session, prepared, answered, error) from error
+        if self.session is None:
+            self._tokens(prepared, answered)  # calibrates and accounts
+            return _outcome(prepared, answered, None)
+        try:
+            tokens = self._tokens(prepared, answered)
+            run = await asyncio.to_thread(
+                self.session.record_run,
+                prepared.messages,
+                prepared.context,
+                answered.reply,
+                tokens=tokens,
+            )
+        except Exception as error:
+            raise _not_recorded(self.session, prepared, answered, error) from error
         return _outcome(prepared, answered, run)
 
     def context_tokens(self, context: RunContext) -> int | None:
@@ -326,11 +329,19 @@ class Loop:
         if self.reply is None:
             return _Answered(response=response, reply=_reply(response), usage=None)
         reply = _reply(self.reply(response))
-        try:
-            from runcontext.budget.usage import read_usage
+        from runcontext.budget.usage import UnreadableUsageWarning, read_usage
 
+        try:
             usage = read_usage(response)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError) as error:
+            # None, malformed or implausible (beyond MAX_TOKEN_COUNT): the reply was paid for
+            # and is kept; the usage is left out of the record and of the calibration.
+            warnings.warn(
+                f"the backend answered but its billed usage could not be read ({error}); the "
+                "run is recorded without it, and the counter is not calibrated by it",
+                UnreadableUsageWarning,
+                stacklevel=3,
+            )
             usage = None
         return _Answered(response=response, reply=reply, usage=usage)
 
@@ -367,20 +378,18 @@ def _recorded_spent(session: Session | None, budget: Budget | None) -> Spent:
         tokens = run.tokens
         if tokens is None:
             continue
+        # The counts as recorded (the transcript bounds them by 2**53 - 1, not by
+        # MAX_TOKEN_COUNT: a run recorded elsewhere is summed, never refused).
         billed = tokens.get("billed")
         if billed is not None:
-            used = Usage(
-                input=billed["input"],
-                output=billed.get("output"),
-                cache_read=billed["cache_read"],
-                cache_write=billed["cache_write"],
-            )
+            prompt, output = billed["input"], billed.get("output")
+            read, written = billed["cache_read"], billed["cache_write"]
         else:
             parts = ("head", "conversation", "tail", "tools")
-            used = Usage(input=sum(tokens[p] for p in parts))
-        total += used.input
+            prompt, output, read, written = sum(tokens[p] for p in parts), None, 0, 0
+        total += prompt
         if budget.price is not None:
-            cost += budget.price.cost(used)
+            cost += budget.price._cost(prompt, output, read, written)
     return Spent(input=total, cost=cost)
 
 

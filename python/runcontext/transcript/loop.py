@@ -199,7 +199,7 @@ class Loop:
                 prepared.messages, prepared.context, answered.reply, tokens=tokens
             )
         except Exception as error:
-            raise _not_recorded(self.session, prepared, answered, error) from error
+            raise _not_recorded(self.session, _outcome(prepared, answered, None), error) from error
         return _outcome(prepared, answered, run)
 
     async def arun(
@@ -230,7 +230,7 @@ class Loop:
                 tokens=tokens,
             )
         except Exception as error:
-            raise _not_recorded(self.session, prepared, answered, error) from error
+            raise _not_recorded(self.session, _outcome(prepared, answered, None), error) from error
         return _outcome(prepared, answered, run)
 
     def context_tokens(self, context: RunContext) -> int | None:
@@ -300,11 +300,7 @@ class Loop:
                     error.messages = messages
                     raise
         if self.session is not None:
-            # The checks record_run makes again under its lock; another writer could still
-            # append in between, but a run this process can tell is unrecordable is refused now.
-            self.session.check_appendable()  # closed, read-only, or a torn last line
-            self.session.check_conversation(messages)  # seed, length, last recorded message
-            self.session.check_recordable(messages)  # every new message has a record form
+            check_run(self.session, messages)
         if self._started is None:
             self._started = time.monotonic()
         return _Prepared(
@@ -407,15 +403,52 @@ def _outcome(prepared: _Prepared, answered: _Answered, run: Run | None) -> RunOu
     )
 
 
-def _not_recorded(
-    session: Session, prepared: _Prepared, answered: _Answered, error: Exception
+def check_run(session: Session, messages: Sequence[Mapping[str, Any]]) -> None:
+    """Raise, without writing, what :meth:`Session.record_run` would raise for ``messages``
+    before any reply is known: the checks made before a model is called, by :class:`Loop` and
+    by every integration (docs/INTEGRATIONS.md, *Nothing paid is lost*).
+
+    :meth:`Session.record_run` makes them again under its lock; another writer could still
+    append in between, but a run this process can tell is unrecordable is refused now.
+    """
+    session.check_appendable()  # closed, read-only, or a torn last line
+    session.check_conversation(messages)  # seed, length, last recorded message
+    session.check_recordable(messages)  # every new message has a record form
+
+
+def run_not_recorded(
+    session: Session,
+    error: Exception,
+    *,
+    messages: Sequence[Any],
+    context: RunContext,
+    request: Any,
+    reply: Mapping[str, Any] | None,
+    response: Any,
 ) -> RunNotRecordedError:
+    """The error for a run the model answered but the transcript did not take: its outcome
+    carries the reply (``reply``, the transcript form; ``response``, what the model returned)
+    and the ``request`` that was sent; raise it ``from error``. A reply without a transcript
+    form is ``{}`` in the outcome, and only ``response`` has it."""
+    outcome = RunOutcome(
+        messages=[*messages] if reply is None else [*messages, reply],
+        request=request,
+        reply={} if reply is None else reply,
+        context_digest=context.digest,
+        context_tokens=None,
+        run=None,
+        response=response,
+    )
+    return _not_recorded(session, outcome, error)
+
+
+def _not_recorded(session: Session, outcome: RunOutcome, error: Exception) -> RunNotRecordedError:
     return RunNotRecordedError(
         f"the backend answered but the run could not be recorded ({type(error).__name__}: "
         f"{error}); the reply and the request are in this error's outcome "
         "(error.outcome.messages ends with the reply)",
         path=session.path,
-        outcome=_outcome(prepared, answered, None),
+        outcome=outcome,
     )
 
 

@@ -189,7 +189,7 @@ class Loop:
             if inspect.iscoroutine(response):
                 response.close()  # never awaited: close it rather than leak a warning
             raise TypeError("the backend returned an awaitable; use `await loop.arun(...)`")
-        answered = self._answered(response)
+        answered = self._answered_or_kept(prepared, response)
         if self.session is None:
             self._tokens(prepared, answered)  # calibrates and accounts
             return _outcome(prepared, answered, None)
@@ -216,7 +216,7 @@ class Loop:
         response = self.backend(prepared.request)
         if inspect.isawaitable(response):
             response = await response
-        answered = self._answered(response)
+        answered = self._answered_or_kept(prepared, response)
         if self.session is None:
             self._tokens(prepared, answered)  # calibrates and accounts
             return _outcome(prepared, answered, None)
@@ -318,6 +318,25 @@ class Loop:
         return self.counter.count_request(
             messages, context, model=self.model or _UNNAMED, tools=self.tools
         )
+
+    def _answered_or_kept(self, prepared: _Prepared, response: Any) -> _Answered:
+        """:meth:`_answered`; with a session, a reply that is not a message (from the backend
+        or the ``reply`` converter) raises :class:`RunNotRecordedError` carrying the response,
+        which was paid for."""
+        try:
+            return self._answered(response)
+        except Exception as error:
+            if self.session is None:
+                raise
+            raise run_not_recorded(
+                self.session,
+                error,
+                messages=prepared.messages,
+                context=prepared.context,
+                request=prepared.request,
+                reply=None,
+                response=response,
+            ) from error
 
     def _answered(self, response: Any) -> _Answered:
         """The reply and billed usage of what the backend returned; never raises for a usage

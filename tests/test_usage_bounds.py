@@ -15,6 +15,7 @@ from runcontext.budget import (
     MAX_TOKEN_COUNT,
     Budget,
     BudgetExceededError,
+    RequestCount,
     RequestCounter,
     UnreadableUsageWarning,
     Usage,
@@ -235,3 +236,14 @@ def test_a_recorded_run_billed_beyond_the_bound_still_counts_as_spent(tmp_path: 
         assert info.value.reason == "session-input"
         assert backend.requests == []
         assert len(session.runs()) == 1
+
+
+def test_a_request_count_is_bounded_part_by_part_and_in_sum() -> None:
+    with pytest.raises(ValueError, match=r"^RequestCount\.tail: 1099511627777 tokens is beyond"):
+        RequestCount("m", 0, 0, MAX_TOKEN_COUNT + 1, 0, "estimated")
+    with pytest.raises(
+        ValueError, match=r"^RequestCount: head \+ conversation \+ tail \+ tools: 1099511627777"
+    ):
+        RequestCount("m", MAX_TOKEN_COUNT, 1, 0, 0, "estimated")
+    with pytest.raises(TypeError, match=r"^RequestCount\.head: expected a token count"):
+        RequestCount("m", 1.5, 0, 0, 0, "estimated")  # type: ignore[arg-type]

@@ -106,6 +106,7 @@ def test_an_implausible_bill_loses_no_run(tmp_path: Path, bad: str) -> None:
         with pytest.warns(UnreadableUsageWarning, match=named) as caught:
             outcomes.append(loop.run(conversation(2)))
         assert "the run is recorded without it" in str(caught[0].message)
+        assert caught[0].filename == __file__  # points at the caller's loop.run
         outcomes.append(loop.run(conversation(3)))
         runs = session.runs()
     assert len(backend.requests) == 3

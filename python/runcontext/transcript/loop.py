@@ -355,7 +355,7 @@ class Loop:
                 f"the backend answered but its billed usage could not be read ({error}); the "
                 "run is recorded without it, and the counter is not calibrated by it",
                 UnreadableUsageWarning,
-                stacklevel=3,
+                stacklevel=4,  # the caller of run(): run, _answered_or_kept, _answered
             )
             usage = None
         return _Answered(response=response, reply=reply, usage=usage)

@@ -58,6 +58,7 @@ def _samples(tmp_path: Path) -> list[BaseException]:
         runcontext.transcript.TornTranscriptError("torn", path=where, line=7),
         runcontext.transcript.TornTranscriptWarning("torn tail"),
         runcontext.transcript.UnchainedTranscriptWarning("version 1"),
+        runcontext.budget.UnreadableUsageWarning("no usage"),
         runcontext.transcript.RunNotRecordedError("lost", path=where, outcome={"reply": 1}),
         _raised(
             lambda: runcontext.budget.Budget(context_window=10).check(

@@ -116,8 +116,9 @@ class SeedMismatchError(ConversationMismatchError):
 
 
 class RunNotRecordedError(TranscriptError):
-    """The backend answered but the run could not be recorded (another writer appended in
-    between, the reply has no JSON form, the disk is full, …). Nothing paid for is lost:
+    """The backend (of a :class:`~runcontext.Loop`, or an integration's model) answered but
+    the run could not be recorded (another writer appended in between, the reply has no JSON
+    form, the disk is full, …). Nothing paid for is lost:
     ``outcome`` is the :class:`~runcontext.transcript.RunOutcome` the run would have returned
     (its ``messages`` end with the reply; ``request`` is what was sent; ``run`` is ``None``),
     and the original error is the ``__cause__``."""

@@ -108,7 +108,7 @@ def test_instruction_files_with_control_characters_are_reported_not_changed(
     notes = [m for kind, m in contribution.diagnostics if kind == "invisible-characters"]
     assert notes == [
         "AGENTS.md: 7 invisible or control characters, the first at line 1, column 10: U+001B "
-        "(C0 controls but newline and tab); the model gets the text as it is, and "
+        "(C0 controls); the model gets the text as it is, and "
         "`runcontext show` shows them as escapes"
     ]
     (tmp_path / "AGENTS.md").write_bytes(b"Windows line ends\r\nare fine.\r\n")

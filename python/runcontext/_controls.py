@@ -49,7 +49,7 @@ __all__ = [
 # (first, last, what it is): inclusive code point ranges, in order, none overlapping.
 RANGES: tuple[tuple[int, int, str], ...] = (
     (0x0000, 0x0008, "C0 controls"),
-    (0x000B, 0x001F, "C0 controls but newline and tab"),
+    (0x000B, 0x001F, "C0 controls"),
     (0x007F, 0x009F, "DEL and C1 controls"),
     (0x00AD, 0x00AD, "soft hyphen"),
     (0x034F, 0x034F, "combining grapheme joiner"),

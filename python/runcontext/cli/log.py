@@ -284,8 +284,9 @@ def _one_line(text: str) -> str:
 
 
 def _shown(text: str) -> str:
-    """A name or value as the text shows it: on one line, every control made visible."""
-    if text.isprintable():  # no line break, tab or control (_controls): nothing to change
+    """A name or value as the text shows it: on one line, every invisible or control
+    character made visible."""
+    if text.isascii() and text.isprintable():  # no line break, tab or _controls.RANGES
         return text
     return visible(_one_line(text))
 

@@ -86,16 +86,21 @@ def test_reopening_the_path_continues_the_file_now_there(tmp_path: Path) -> None
         assert check.messages() == [SEED, NEW]
 
 
-@pytest.mark.parametrize("how", ["deleted", "renamed away"])
+@pytest.mark.parametrize("how", ["deleted", "renamed away", "its directory replaced by a file"])
 def test_an_append_after_the_file_was_deleted_or_renamed_away_is_refused(
     tmp_path: Path, how: str
 ) -> None:
-    path = tmp_path / "t.jsonl"
+    directory = tmp_path / "d"
+    directory.mkdir()
+    path = directory / "t.jsonl"
     with Session.create(path, [SEED]) as session:
         if how == "deleted":
             path.unlink()
-        else:
+        elif how == "renamed away":
             path.rename(tmp_path / "elsewhere.jsonl")
+        else:
+            directory.rename(tmp_path / "moved")
+            directory.write_bytes(b"")  # the path's directory is now a regular file
         with pytest.raises(TranscriptReplacedError, match=f"^{re.escape(f'{path}: {GONE}')}$"):
             session.append_messages([NEW])
     assert not path.exists()  # the append did not create a file either

@@ -322,7 +322,7 @@ class FileStore:
         an append would go to a file nobody finds at the path, or to one never verified."""
         try:
             status = os.stat(self._path)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # a directory on the way is gone too
             raise self._gone() from None
         if (status.st_dev, status.st_ino) != self._file:
             raise self._replaced(
@@ -387,7 +387,7 @@ class FileStore:
         # the parent verified, or none (the path may name another file by now).
         try:
             fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             raise self._gone() from None
         status = os.fstat(fd)
         if (status.st_dev, status.st_ino) != self._file:

@@ -200,7 +200,9 @@ class Session:
         (``FileExistsError``: open it with :meth:`open` instead).
 
         ``path`` may be a ``postgresql://host/db?session=ID&tenant=T`` URI (the PostgreSQL
-        store; ``session_id=`` and ``tenant=`` may stand in for the query parameters).
+        store; ``session_id=`` and ``tenant=`` may stand in for the query parameters). A file
+        name may be ``bytes`` or hold bytes that are not UTF-8 (docs/TRANSCRIPT.md, *File
+        names*).
         """
         check_messages(messages, items=True)
         if len(messages) == 0:

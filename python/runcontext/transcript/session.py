@@ -777,12 +777,10 @@ class Session:
         read = state.read_chunks if chunked else state.read_lines
         try:
             read(batch, self._skip, self._messages, self._envelopes, self._library.bodies)
-        except TranscriptError as error:
-            self._skip += state.lines - before
-            error.file = self._where  # the core had the name as shown
-            raise
-        except BaseException:
+        except BaseException as error:
             self._skip += state.lines - before  # those are applied: skip them when read again
+            if isinstance(error, TranscriptError):  # the core was given the name as shown
+                error.file = self._where
             raise
         finally:
             self._last_message_line = max(self._last_message_line, state.last_message_line)

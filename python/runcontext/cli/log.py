@@ -21,6 +21,7 @@ from runcontext.cli._terminal import JSONLines, json_array, json_text, visible
 from runcontext.transcript import Session, TornTranscriptWarning
 from runcontext.transcript._records import Envelope, parse_time
 from runcontext.transcript.changes import differences
+from runcontext.transcript.errors import shown_name
 
 # Not imported at run time: the list needs neither typing nor datetime (which --since and
 # --until import when given), and tests/test_cli_log_imports.py keeps it so (issue 13).
@@ -140,7 +141,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.run is not None:
         if not 1 <= args.run <= len(runs):
             span = f"runs 1 to {len(runs)}" if runs else "no runs"
-            raise ValueError(f"{args.transcript}: no run {args.run}: the transcript has {span}")
+            raise ValueError(
+                f"{shown_name(session.store.name)}: no run {args.run}: the transcript has {span}"
+            )
         previous = runs[args.run - 2] if args.run > 1 else None
         chosen = runs[args.run - 1]
         context = library.context((chosen[5], chosen[6]), chosen[1])
@@ -257,8 +260,9 @@ def _anchored_head(session: Session) -> tuple[int, str] | None:
             return records, chain
         session.refresh()
     raise ValueError(
-        f"{session.store.name}: the records end with chain {session.chain}, but the session "
-        f"row anchors {chain} after {records} records: records were removed or rewritten"
+        f"{shown_name(session.store.name)}: the records end with chain {session.chain}, but "
+        f"the session row anchors {chain} after {records} records: records were removed or "
+        "rewritten"
     )
 
 

@@ -38,13 +38,13 @@ def shown_name(name: str) -> str:
     for reading, not for opening: the exact name is ``TranscriptError.file`` or
     ``Session.path`` (docs/TRANSCRIPT.md, *File names*).
     """
-    if name.isprintable():  # no control, line break, surrogate or bidi control (all Cc/Cf/Cs)
+    if name.isascii() and name.isprintable():  # the common name: nothing to escape
         return name
     import re  # here: an ordinary name never needs it
 
     from runcontext._controls import SOURCES
 
-    unshown = f"[\n\t\ud800-\udfff{SOURCES['CONTROLS'][1:-1]}]"
+    unshown = f"[\n\t\ud800-\udfff{SOURCES['INVISIBLE_ONE'][1:-1]}]"
     return re.sub(unshown, _escape, name)
 
 
@@ -52,7 +52,9 @@ def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8, as os.fsdecode keeps it
         return f"\\x{code - 0xDC00:02x}"
-    return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
+    if code < 0x80:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 class TranscriptError(ValueError):

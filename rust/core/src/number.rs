@@ -52,11 +52,11 @@ const E21: u64 = 1e21f64.to_bits();
 /// scratch. For front ends that reserve once for a run of numbers
 /// ([`crate::canonical::write_f64`] is this, checked).
 ///
-/// zmij writes its text straight into the output (issue 13: formatting on the stack, then
+/// zmij writes its text straight into the output (formatting on the stack, then
 /// copying, cost a float a fifth of its instructions), and the layout is corrected from `v`
 /// alone, not from the text: reading back the bytes zmij had just stored, which the
 /// processor cannot forward from its narrower stores, made each number wait for its text to
-/// reach the cache before the next could be placed (issue 13: payloads (c) and (d)). Only the
+/// reach the cache before the next could be placed (payloads (c) and (d) of `benches/bench_canonical.py`). Only the
 /// two layouts that differ from zmij's in more than a `.0` (exponents −6 and 16 to 20) are
 /// rewritten, in place.
 ///

@@ -3,8 +3,6 @@
 //! Converts arguments and results only: every rule of the record format is in
 //! `runcontext_core::transcript`.
 
-use std::ffi::{c_int, c_void};
-
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -168,14 +166,8 @@ fn envelope_to_python<'py>(
 /// ever pass through `tuple`, and its reference count frees it as before. This is the rule
 /// of CPython's own `_PyTuple_MaybeUntrack`, which applies it later, during a collection.
 fn untrack(tuple: Bound<'_, PyTuple>) -> Bound<'_, PyTuple> {
-    // SAFETY (both blocks): `tuple` and its items are live objects; `PyObject_GC_IsTracked`
-    // only reads an object's header, and `PyObject_GC_UnTrack` of a tracked tuple (or of
-    // one already untracked: it checks) only unlinks it from the collector's list.
-    debug_assert!(tuple
-        .iter()
-        .all(|item| unsafe { pyo3::ffi::PyObject_GC_IsTracked(item.as_ptr()) } == 0));
-    unsafe { pyo3::ffi::PyObject_GC_UnTrack(tuple.as_ptr().cast()) };
-    tuple
+    debug_assert!(tuple.iter().all(|item| !crate::ffi::is_gc_tracked(&item)));
+    crate::ffi::untrack_tuple(tuple)
 }
 
 /// The `tokens` member as the dict it is in the record, or `None`.
@@ -507,20 +499,11 @@ impl<'a> Iterator for Lines<'a> {
     }
 }
 
-/// The index of the first `\n` in `bytes`, found by the C library's `memchr`, which tests
-/// 16 or 32 bytes at once (for the 7 MB of records of `runcontext log`'s benchmark: 2.2 M
+/// The index of the first `\n` in `bytes`, found by the `memchr` crate, which tests 16 or
+/// 32 bytes at once (for the 7 MB of records of `runcontext log`'s benchmark: 2.2 M
 /// instructions, against 11 M for a loop here testing eight bytes at a time).
 fn find_newline(bytes: &[u8]) -> Option<usize> {
-    extern "C" {
-        fn memchr(s: *const c_void, c: c_int, n: usize) -> *const c_void;
-    }
-    if bytes.is_empty() {
-        return None; // C wants a valid pointer even for no bytes; an empty slice's dangles
-    }
-    // SAFETY: `memchr` reads at most `bytes.len()` bytes from the start of `bytes`, a live
-    // slice, and returns a pointer into it or null.
-    let found = unsafe { memchr(bytes.as_ptr().cast(), c_int::from(b'\n'), bytes.len()) };
-    (!found.is_null()).then(|| found as usize - bytes.as_ptr() as usize)
+    memchr::memchr(b'\n', bytes)
 }
 
 /// The Python value of canonical JSON text the caller already holds (a message body just

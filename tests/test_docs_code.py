@@ -1,7 +1,8 @@
 """Every Python block in docs/ is valid Python, every runcontext name it imports or
 spells out exists, and every keyword argument docs/ and README.md pass to a runcontext
-callable is in its signature, so a rename cannot leave the docs behind. (INTEGRATIONS.md's examples and
-README.md's blocks are also run: tests/integrations/test_docs.py, test_readme.py.)"""
+callable is in its signature, so a rename cannot leave the docs behind. (INTEGRATIONS.md's
+examples and README.md's blocks are also run: tests/integrations/test_docs.py,
+test_readme.py.)"""
 
 from __future__ import annotations
 

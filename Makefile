@@ -13,8 +13,25 @@ help:  ## list the targets
 install:  ## build and install the package (release build of the Rust extension)
 	$(PIP) install .
 
-install-test:  ## install the package in editable mode with the test, lint, integration and PostgreSQL dependencies
-	$(PIP) install -e '.[test,lint,integrations,postgres]'
+# `install-test` builds the extension only when it has to: when runcontext already imports from
+# this tree (an editable install, as the README's `pip install -e .` makes) and no build input is
+# newer than the extension that install wrote into python/runcontext/, it installs the extras'
+# requirements (read from pyproject.toml, `runcontext[...]` expanded) and nothing else.
+EXTRAS := test,lint,integrations,postgres
+BUILD_INPUTS := pyproject.toml Cargo.toml Cargo.lock rust
+EXTENSION = python/runcontext/_core$(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+FROM_THIS_TREE := import pathlib, runcontext; raise SystemExit(pathlib.Path(runcontext.__file__).parent != pathlib.Path("python/runcontext").resolve())
+REQUIREMENTS := import tomllib; extras = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]; expand = lambda names: [x for n in names for r in extras[n] for x in (expand(r[len("runcontext["):-1].split(",")) if r.startswith("runcontext[") else [r])]; print("\n".join(dict.fromkeys(expand("$(EXTRAS)".split(",")))))
+
+install-test:  ## install the package in editable mode with the test, lint, integration and PostgreSQL dependencies (no rebuild when it is up to date)
+	@if [ -f $(EXTENSION) ] && [ -z "$$(find $(BUILD_INPUTS) -newer $(EXTENSION) -type f)" ] \
+		&& $(PYTHON) -c '$(FROM_THIS_TREE)' 2>/dev/null; then \
+		echo "runcontext is installed from this tree and its extension is up to date: installing the test requirements only"; \
+		$(PYTHON) -c '$(REQUIREMENTS)' | $(PIP) install -r /dev/stdin; \
+	else \
+		echo "building and installing runcontext (editable) with the test requirements"; \
+		$(PIP) install -e '.[$(EXTRAS)]'; \
+	fi
 
 test: install-test test-rust test-python  ## install everything the tests need, then run every test
 

@@ -59,7 +59,7 @@ from runcontext.budget import Budget, RequestCounter, Usage
 
 from _timing import benchmark_call, fmt_time, interleaved_medians
 
-MODEL = "gpt-4.1"
+MODEL = "gpt-6-luna"
 SEED = 15
 REQUESTS = 50
 OVERHEAD_REQUEST = 20  # the "typical request" of the overhead experiment (1-based)
@@ -530,7 +530,7 @@ def accuracy(
             counter=counter,
             model=MODEL,
             tools=TOOLS,
-            budget=Budget(context_window=1_047_576, reserved_output=32_768, safety_margin=4_096),
+            budget=Budget(context_window=1_050_000, reserved_output=32_768, safety_margin=4_096),
             reply=openai_chat_reply,
         )
         steps = requests_of(turns, requests)
@@ -638,7 +638,7 @@ def overhead_runs(counter: Callable[[str], int]) -> dict[str, Callable[[], objec
         counter=requests,
         model=MODEL,
         tools=TOOLS,
-        budget=Budget(context_window=1_047_576, reserved_output=32_768, safety_margin=4_096),
+        budget=Budget(context_window=1_050_000, reserved_output=32_768, safety_margin=4_096),
         reply=openai_chat_reply,
     )
     # The previous request was sent and billed: this one is counted calibrated.
@@ -673,7 +673,7 @@ def overhead_split(counter: Callable[[str], int]) -> dict[str, Callable[[], obje
     """The parts of the counted run's extra work, each on its own."""
     previous, messages, ctx = typical()
     requests = RequestCounter(counter)
-    budget = Budget(context_window=1_047_576, reserved_output=32_768, safety_margin=4_096)
+    budget = Budget(context_window=1_050_000, reserved_output=32_768, safety_margin=4_096)
     count = requests.count_request(messages, ctx, model=MODEL, tools=TOOLS)
     appended = messages[len(previous) :]
     usage = Usage(input=30_000)

@@ -191,7 +191,7 @@ def langchain_run(server: FakeServer, count: int, provider: str, setup: str) -> 
         from langchain_anthropic.middleware import AnthropicPromptCachingMiddleware
 
         model = ChatAnthropic(
-            model="claude-sonnet-4-5", base_url=server.url, api_key="sk-fake", max_tokens=256
+            model="claude-haiku-4-5", base_url=server.url, api_key="sk-fake", max_tokens=256
         )
         middleware.append(AnthropicPromptCachingMiddleware())
     turn = [0]
@@ -237,7 +237,7 @@ def pydantic_ai_run(server: FakeServer, count: int, provider: str, setup: str) -
         from pydantic_ai.providers.anthropic import AnthropicProvider
 
         model = AnthropicModel(
-            "claude-sonnet-4-5", provider=AnthropicProvider(base_url=server.url, api_key="x")
+            "claude-haiku-4-5", provider=AnthropicProvider(base_url=server.url, api_key="x")
         )
         settings = {"anthropic_cache_instructions": True}
         auto = not ours or setup.endswith("anthropic_cache")

@@ -40,7 +40,7 @@ from typing import Any
 from runcontext import RunContext
 from runcontext.adapters import anthropic_messages, openai_chat
 
-OPENAI_MODEL = "gpt-4.1"
+OPENAI_MODEL = "gpt-6-luna"
 START = datetime.datetime(2025, 6, 1, 9, 0, 0, tzinfo=datetime.UTC)
 
 RULES = [

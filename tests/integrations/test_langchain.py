@@ -38,13 +38,16 @@ def lookup(ticket: str) -> str:
     return f"{ticket} is open"
 
 
+# The frameworks pick the API and the request shape by model name: gpt-4.1 keeps Chat
+# Completions with tools (gpt-6-* reason, and the frameworks then move tools to the Responses
+# API or refuse them), claude-haiku-4-5 the 4.x system blocks (docs/INTEGRATIONS.md).
 def openai_model(server: FakeServer) -> ChatOpenAI:
     return ChatOpenAI(model="gpt-4.1", base_url=server.url + "/v1", api_key="sk-fake")
 
 
 def anthropic_model(server: FakeServer) -> ChatAnthropic:
     return ChatAnthropic(
-        model="claude-sonnet-4-5", base_url=server.url, api_key="sk-ant-fake", max_tokens=256
+        model="claude-haiku-4-5", base_url=server.url, api_key="sk-ant-fake", max_tokens=256
     )
 
 

@@ -48,9 +48,9 @@ def client(server: FakeServer) -> AsyncOpenAI:
 
 def agent(server: FakeServer, chat: bool = False) -> Agent[Any]:
     model: Any = (
-        OpenAIChatCompletionsModel(model="gpt-4.1", openai_client=client(server))
+        OpenAIChatCompletionsModel(model="gpt-6-luna", openai_client=client(server))
         if chat
-        else OpenAIResponsesModel(model="gpt-4.1", openai_client=client(server))
+        else OpenAIResponsesModel(model="gpt-6-luna", openai_client=client(server))
     )
     return Agent(name="helper", instructions="Answer briefly.", model=model, tools=[lookup])
 
@@ -127,7 +127,7 @@ def test_session_records_a_text_only_conversation(server: FakeServer, tmp_path: 
     helper = Agent(
         name="helper",
         instructions="Answer briefly.",
-        model=OpenAIResponsesModel(model="gpt-4.1", openai_client=client(server)),
+        model=OpenAIResponsesModel(model="gpt-6-luna", openai_client=client(server)),
         model_settings=ModelSettings(extra_args={"prompt_cache_key": prompt_cache_key(transcript)}),
     )
     server.text("Hi.")

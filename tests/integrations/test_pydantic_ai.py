@@ -27,6 +27,9 @@ from runcontext.integrations.pydantic_ai import (  # noqa: E402
 )
 
 
+# The frameworks pick the API and the request shape by model name: gpt-4.1 keeps Chat
+# Completions with tools (gpt-6-* reason, and the frameworks then move tools to the Responses
+# API or refuse them), claude-haiku-4-5 the 4.x system blocks (docs/INTEGRATIONS.md).
 def openai_model(server: FakeServer) -> OpenAIChatModel:
     return OpenAIChatModel(
         "gpt-4.1", provider=OpenAIProvider(base_url=server.url + "/v1", api_key="sk-fake")
@@ -35,7 +38,7 @@ def openai_model(server: FakeServer) -> OpenAIChatModel:
 
 def anthropic_model(server: FakeServer) -> AnthropicModel:
     return AnthropicModel(
-        "claude-sonnet-4-5",
+        "claude-haiku-4-5",
         provider=AnthropicProvider(base_url=server.url, api_key="sk-ant-fake"),
     )
 

@@ -29,9 +29,9 @@ def test_openai_chat_text_and_tool_calls(server: FakeServer) -> None:
     server.queue(Reply(text="Hello."), Reply(tools=(CALL,)))
     client = openai_client(server)
     messages = [{"role": "user", "content": "hi"}]
-    text = client.chat.completions.create(model="gpt-4.1", messages=messages)
+    text = client.chat.completions.create(model="gpt-6-luna", messages=messages)
     assert openai_chat_reply(text) == {"role": "assistant", "content": "Hello."}
-    tools = client.chat.completions.create(model="gpt-4.1", messages=messages)
+    tools = client.chat.completions.create(model="gpt-6-luna", messages=messages)
     assert openai_chat_reply(tools) == {
         "role": "assistant",
         "tool_calls": [
@@ -50,7 +50,7 @@ def test_openai_chat_text_and_tool_calls(server: FakeServer) -> None:
 
 def test_openai_responses_items(server: FakeServer) -> None:
     server.queue(Reply(text="Hi.", tools=(CALL,)))
-    response = openai_client(server).responses.create(model="gpt-4.1", input="hi")
+    response = openai_client(server).responses.create(model="gpt-6-luna", input="hi")
     items = openai_responses_reply(response)
     assert items == [
         {
@@ -71,7 +71,7 @@ def test_openai_responses_items(server: FakeServer) -> None:
     ]
     # The items go back as input as they are.
     openai_client(server).responses.create(
-        model="gpt-4.1",
+        model="gpt-6-luna",
         input=[
             {"role": "user", "content": "hi"},
             *items,
@@ -84,7 +84,7 @@ def test_openai_responses_items(server: FakeServer) -> None:
 def test_anthropic_message(server: FakeServer) -> None:
     server.queue(Reply(text="Let me look.", tools=(CALL,)))
     message = anthropic_client(server).messages.create(
-        model="claude-sonnet-4-5", max_tokens=64, messages=[{"role": "user", "content": "hi"}]
+        model="claude-haiku-4-5", max_tokens=64, messages=[{"role": "user", "content": "hi"}]
     )
     assert anthropic_reply(message) == {
         "role": "assistant",
@@ -108,7 +108,7 @@ def test_loop_records_the_reply_without_nulls(server: FakeServer, tmp_path: Path
     session = Session.create(tmp_path / "t.jsonl", messages)
     loop = Loop(
         lambda body: anthropic_reply(
-            client.messages.create(model="claude-sonnet-4-5", max_tokens=64, **body)
+            client.messages.create(model="claude-haiku-4-5", max_tokens=64, **body)
         ),
         session=session,
         adapter=anthropic_messages,
@@ -122,7 +122,7 @@ def test_loop_records_the_reply_without_nulls(server: FakeServer, tmp_path: Path
 
     openai_loop = Loop(
         lambda body: openai_chat_reply(
-            openai_client(server).chat.completions.create(model="gpt-4.1", messages=body)
+            openai_client(server).chat.completions.create(model="gpt-6-luna", messages=body)
         ),
         adapter=openai_chat,
     )

@@ -2,30 +2,66 @@
 database for each test.
 
 Start one with ``eval "$(.ci/postgres.sh start)"`` (``.ci/run`` does). Without it the
-PostgreSQL tests skip, saying so, unless ``CI`` is set: in CI a missing server or a missing
-psycopg is a failure, never a silent skip.
+PostgreSQL tests skip, saying so in one line of the summary (``SKIPPED [N] ...``, however many
+tests that is), unless ``CI`` is set: in CI a missing server or a missing psycopg is a failure,
+never a silent skip.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
 DSN_VARIABLE = "RUNCONTEXT_TEST_POSTGRES_DSN"
+SKIP_PREFIX = "PostgreSQL tests need a server: "
+NO_PSYCOPG = "psycopg is not installed (pip install -e '.[postgres]')"
+
+
+def _message(reason: str) -> str:
+    return (
+        f"{SKIP_PREFIX}{reason}. Start one with "
+        f'`eval "$(.ci/postgres.sh start)"`, which sets {DSN_VARIABLE}'
+    )
 
 
 def _unavailable(reason: str) -> None:
-    message = (
-        f"PostgreSQL tests need a server: {reason}. Start one with "
-        f'`eval "$(.ci/postgres.sh start)"`, which sets {DSN_VARIABLE}'
-    )
+    message = _message(reason)
     if os.environ.get("CI"):
         pytest.fail(f"{message} (CI is set, so this fails rather than skips)", pytrace=False)
     pytest.skip(message)
+
+
+# pytest reports a skip raised in a fixture at each test's own line, so the summary would
+# list every PostgreSQL test once. These skips share one reason: report them all at
+# `_unavailable`, and pytest's summary folds them into one line with their count.
+_SKIP_LOCATION = (__file__, _unavailable.__code__.co_firstlineno)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    longrepr = report.longrepr
+    if report.skipped and isinstance(longrepr, tuple) and SKIP_PREFIX in longrepr[2]:
+        report.longrepr = (*_SKIP_LOCATION, longrepr[2])
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    """A PostgreSQL test module skipped for want of psycopg joins the same summary line."""
+    report = yield
+    longrepr = report.longrepr
+    if report.skipped and isinstance(longrepr, tuple) and "'psycopg'" in longrepr[2]:
+        report.longrepr = (*_SKIP_LOCATION, f"Skipped: {_message(NO_PSYCOPG)}")
+    return report
 
 
 def with_dbname(dsn: str, dbname: str) -> str:
@@ -48,7 +84,7 @@ def postgres_server() -> str:
     try:
         import psycopg
     except ImportError:
-        _unavailable("psycopg is not installed (pip install -e '.[postgres]')")
+        _unavailable(NO_PSYCOPG)
         raise AssertionError("unreachable") from None
     try:
         psycopg.connect(dsn, connect_timeout=10).close()

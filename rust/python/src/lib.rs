@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 mod canonical;
 mod digest;
 mod errors;
+mod records;
 mod runcontext;
 mod transcript;
 
@@ -24,6 +25,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(digest::digest_bytes, m)?)?;
     m.add_class::<runcontext::RunContext>()?;
     m.add_class::<transcript::Transcript>()?;
+    m.add_class::<records::Section>()?;
+    m.add_class::<records::Run>()?;
+    m.add_class::<records::TornTail>()?;
     m.add_function(wrap_pyfunction!(transcript::json_value, m)?)?;
     m.add_function(wrap_pyfunction!(transcript::check_message, m)?)?;
     m.add(

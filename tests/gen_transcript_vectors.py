@@ -431,6 +431,57 @@ def _base_plus(*extra: bytes) -> bytes:
     return BASE_BYTES + b"".join(extra)
 
 
+def _role_not_a_string() -> bytes:
+    """Responses items whose role is present but not a string: their string type names them."""
+    items = [
+        {"role": "user", "content": "Summarise the log."},
+        {"role": None, "type": "reasoning", "id": "rs_1", "summary": []},
+        {"role": 7, "type": "function_call_output", "call_id": "call_1", "output": "ok"},
+    ]
+    writer = Writer(items, T0)
+    writer.record_run(items, CTX2, {"role": None, "type": "message", "content": "Done."}, T1)
+    return writer.to_bytes()
+
+
+SEPARATORS = "\u2028 \u2029 \u0085"
+
+
+def _line_separators() -> bytes:
+    """U+2028, U+2029 and U+0085 in a message and a section text, written unescaped."""
+    seed = {"role": "user", "content": f"one{SEPARATORS}two"}
+    context = RunContext(head_sections=[["notes", f"first{SEPARATORS}last"]])
+    writer = Writer([seed], T0)
+    writer.record_run([seed], context, {"role": "assistant", "content": f"a{SEPARATORS}b"}, T1)
+    data = writer.to_bytes()
+    assert "\u2028".encode() in data and "\u0085".encode() in data, "written unescaped"
+    return data
+
+
+def _deep_line(*parts: bytes) -> bytes:
+    """Base line 1, then a line 2 of ``parts``."""
+    return base_line(1) + b"".join(parts) + b"\n"
+
+
+def _unreferenced_odd_sections() -> bytes:
+    """Section records no run names, with names and texts no RunContext would take."""
+    previous = chain_of_line(BASE_BYTES, 10)
+    extra = b""
+    for name, text in [("", "no name"), ("bell\x07", "text  \n"), ("empty", "")]:
+        line = raw_line(section_record(name, text), previous)
+        previous = json.loads(line)["chain"]
+        extra += line
+    return BASE_BYTES + extra
+
+
+def _times(header: str, run1: str, run2: str) -> bytes:
+    def change(records: list[dict[str, Any]]) -> None:
+        records[0]["time"] = header
+        records[5]["time"] = run1
+        records[8]["time"] = run2
+
+    return rechained(change)
+
+
 CASES: list[Case] = [
     # --- read --------------------------------------------------------------------------------
     Case("minimal", "A header and the message at index 0: the smallest transcript.", _minimal()),
@@ -493,6 +544,39 @@ CASES: list[Case] = [
         "responses-items",
         "OpenAI Responses items (a string 'type', no 'role') are messages too.",
         _responses_items(),
+    ),
+    Case(
+        "responses-item-role-not-a-string",
+        "The message rule: an object whose role is a string, or else whose type is a string. "
+        "A role null or 7 beside a string type is a Responses item (a reader that wants no "
+        "role at all beside a type refuses this file).",
+        _role_not_a_string(),
+    ),
+    Case(
+        "line-separators-in-text",
+        "U+2028, U+2029 and U+0085 in a message, a reply and a section text, written "
+        "unescaped: lines end at 0x0A only (a reader that splits with str.splitlines() breaks "
+        "these records).",
+        _line_separators(),
+    ),
+    Case(
+        "unreferenced-sections-not-checked-as-context",
+        "Section records no run names are checked for their digest only: an empty name, a "
+        "name with a control character, a text with trailing whitespace and an empty text "
+        "are accepted (a run naming one would be refused as context).",
+        _unreferenced_odd_sections(),
+    ),
+    Case(
+        "times-at-the-ends-of-the-range",
+        "Timestamps are real instants in years 0001-9999: the header at 0001-01-01, run 1 on "
+        "a leap day, run 2 at the last microsecond of 9999.",
+        _times("0001-01-01T00:00:00Z", "2000-02-29T12:00:00Z", "9999-12-31T23:59:59.999999Z"),
+    ),
+    Case(
+        "v1-run-with-tokens",
+        "A version 1 run-context with a tokens member: the member sets are version 2's "
+        "without chain, tokens optional in both.",
+        _v1_with(_run_with(tokens=TOKENS)),
     ),
     Case(
         "large-whole-floats",
@@ -625,6 +709,14 @@ CASES: list[Case] = [
         max_line_bytes=_line_at_cap()[1],
     ),
     Case(
+        "no-complete-line-over-cap",
+        "Reading: a file that is one torn fragment longer than the cap is too-long at line 1 "
+        "(the cap is checked first), not blank-line.",
+        base_line(1)[:-1],
+        ("too-long", 1),
+        max_line_bytes=len(base_line(1)) - 2,
+    ),
+    Case(
         "first-line-in-file-order",
         "Two bad lines (line 3 not JSON, line 6 over the cap): the first is reported.",
         after_base_line(3, "not json"),
@@ -685,6 +777,37 @@ CASES: list[Case] = [
         "not-json-over-too-deep",
         "Precedence: 600 unclosed brackets are not JSON, though also too deep.",
         with_message_line("[" * 600),
+        ("not-json", 2),
+    ),
+    Case(
+        "not-json-before-too-deep",
+        "Precedence: a syntax error before the 513th bracket of a line 600 deep is not-json.",
+        _deep_line(b"[" * 10, b"x", b"[" * 600),
+        ("not-json", 2),
+    ),
+    Case(
+        "not-json-after-too-deep",
+        "Precedence: a syntax error after 600 brackets is not-json, though the line is too "
+        "deep before it.",
+        _deep_line(b"[" * 600, b"x", b"]" * 600),
+        ("not-json", 2),
+    ),
+    Case(
+        "not-utf8-in-too-deep",
+        "Precedence: bytes that are not UTF-8 inside a line 600 deep are not-json.",
+        _deep_line(b"[" * 600, b'"\xff"', b"]" * 600),
+        ("not-json", 2),
+    ),
+    Case(
+        "byte-order-mark-before-too-deep",
+        "Precedence: a byte order mark before a line 600 deep is not-json.",
+        _deep_line("\ufeff".encode(), b"[" * 600, b"]" * 600),
+        ("not-json", 2),
+    ),
+    Case(
+        "byte-order-mark-inside-too-deep",
+        "Precedence: a byte order mark between the brackets of a line 600 deep is not-json.",
+        _deep_line(b"[" * 5, "\ufeff".encode(), b"[" * 600, b"]" * 605),
         ("not-json", 2),
     ),
     Case(
@@ -867,6 +990,38 @@ CASES: list[Case] = [
         ("version", 1),
     ),
     Case(
+        "version-true",
+        "Reading: version true is not a version this reader knows.",
+        rechained(_set(1, version=True)),
+        ("version", 1),
+    ),
+    Case(
+        "header-without-format",
+        "Reading: a header without format is not a runcontext transcript (version, before "
+        "members).",
+        rechained(_drop(1, "format")),
+        ("version", 1),
+    ),
+    Case(
+        "format-not-a-string",
+        "Reading: format 1 is not runcontext-transcript.",
+        rechained(_set(1, format=1)),
+        ("version", 1),
+    ),
+    Case(
+        "header-without-context-format",
+        "Reading: a header without context_format names no RunContext format this reader "
+        "verifies (version, before members).",
+        rechained(_drop(1, "context_format")),
+        ("version", 1),
+    ),
+    Case(
+        "context-format-as-string",
+        'Reading: context_format "1" (a string) is not format 1.',
+        rechained(_set(1, context_format="1")),
+        ("version", 1),
+    ),
+    Case(
         "other-format",
         "format is not runcontext-transcript.",
         rechained(_set(1, format="other-transcript")),
@@ -893,6 +1048,12 @@ CASES: list[Case] = [
         "A run-context without facts.",
         rechained(_drop(6, "facts")),
         ("members", 6),
+    ),
+    Case(
+        "v1-header-with-chain",
+        "A version 1 header with a chain member has one member more.",
+        replace_line(_v1(), 1, encode([header_body(version=1)])),
+        ("members", 1),
     ),
     Case(
         "v1-with-chain",
@@ -966,6 +1127,24 @@ CASES: list[Case] = [
         "time-leap-second",
         "Reading: second 60 does not name an instant.",
         rechained(_run_with(time="2025-01-31T23:59:60Z")),
+        ("member-value", 6),
+    ),
+    Case(
+        "time-year-zero",
+        "Reading: year 0000 is before the range (years 0001-9999).",
+        rechained(_run_with(time="0000-12-31T23:59:59Z")),
+        ("member-value", 6),
+    ),
+    Case(
+        "time-five-digit-year",
+        "Reading: a five-digit year is not the form.",
+        rechained(_run_with(time="10000-01-01T00:00:00Z")),
+        ("member-value", 6),
+    ),
+    Case(
+        "time-not-a-leap-day",
+        "Reading: 1900 is not a leap year (the Gregorian rule, extended to every year).",
+        rechained(_run_with(time="1900-02-29T00:00:00Z")),
         ("member-value", 6),
     ),
     Case(
@@ -1062,6 +1241,12 @@ CASES: list[Case] = [
         "message-without-role-or-type",
         "A message with neither a string role nor a string type.",
         rechained(_set(3, message={"content": "hi"})),
+        ("member-value", 3),
+    ),
+    Case(
+        "message-role-null-without-type",
+        "A message whose role is null and that has no type.",
+        rechained(_set(3, message={"role": None, "content": "x"})),
         ("member-value", 3),
     ),
     Case(

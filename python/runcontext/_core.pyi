@@ -20,7 +20,6 @@ __all__ = [
     "__version__",
     "canonical_json",
     "canonicalize_text",
-    "check_message",
     "digest",
     "digest_bytes",
     "json_value",
@@ -80,7 +79,6 @@ TRANSCRIPT_VERSION: int
 DEFAULT_MAX_LINE_BYTES: int
 
 def json_value(data: bytes) -> Any: ...
-def check_message(message: bytes) -> None: ...
 
 @final
 class Section:
@@ -188,6 +186,7 @@ class Transcript:
     def rollback(self) -> None: ...
     def write_header(self, seed: str, time: str) -> bytes: ...
     def write_message(self, message: bytes) -> bytes: ...
+    def check_message(self, message: bytes, index: int) -> None: ...
     def write_run(
         self, context: RunContext, time: str, messages: int, tokens: bytes | None = None
     ) -> tuple[list[bytes], Run]: ...

@@ -13,7 +13,7 @@ TYPE_CHECKING = False  # type checkers treat any name TYPE_CHECKING as true
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["check_context", "check_messages", "splice"]
+__all__ = ["check_context", "check_message", "check_messages", "splice"]
 
 
 def check_messages(
@@ -21,8 +21,9 @@ def check_messages(
 ) -> Sequence[Any]:
     """Return ``messages`` if it is a sequence of mappings that each have a ``role``.
 
-    With ``items=True`` a mapping with a ``type`` instead (an OpenAI Responses item such as
-    ``function_call_output``) is accepted too: transcripts and the loop record those. With
+    With ``items=True`` the rule is the transcript's (docs/TRANSCRIPT.md, ``message``): a
+    mapping whose ``role`` is a string, or else whose ``type`` is a string (an OpenAI
+    Responses item such as ``function_call_output``): transcripts and the loop record those. With
     ``start``, only message 0 and the messages from ``start`` on are looked at (a transcript
     checks what it records, so a run costs the new messages, not the conversation).
     Raises ``TypeError`` naming the argument and the index of the first bad message.
@@ -33,16 +34,37 @@ def check_messages(
         )
     indices = range(len(messages)) if start <= 1 else [0, *range(start, len(messages))]
     for index in indices:
-        message = messages[index]
-        if type(message) is not dict and not isinstance(message, Mapping):
-            raise TypeError(
-                f"{argument}[{index}]: expected a message mapping with a 'role', "
-                f"got {type(message).__name__}"
-            )
-        if "role" not in message and not (items and "type" in message):
-            wanted = "'role' key (or, for a Responses item, 'type')" if items else "'role' key"
-            raise TypeError(f"{argument}[{index}]: the message has no {wanted}")
+        check_message(messages[index], f"{argument}[{index}]", items=items)
     return messages
+
+
+def check_message(message: object, where: str, *, items: bool = False) -> None:
+    """Raise ``TypeError`` starting with ``where`` unless ``message`` is a message mapping, as
+    :func:`check_messages` checks each one."""
+    if type(message) is not dict and not isinstance(message, Mapping):
+        raise TypeError(
+            f"{where}: expected a message mapping with a 'role', got {type(message).__name__}"
+        )
+    if not items:
+        if "role" not in message:
+            raise TypeError(f"{where}: the message has no 'role' key")
+        return
+    role, kind = message.get("role"), message.get("type")
+    if isinstance(role, str) or isinstance(kind, str):
+        return
+    if "role" not in message and "type" not in message:
+        raise TypeError(
+            f"{where}: the message has no 'role' key (or, for a Responses item, 'type')"
+        )
+    raise TypeError(
+        f"{where}: a message needs a string 'role' (a chat message) or a string 'type' (a "
+        f"Responses item), got 'role' {_shown(message, 'role')} and 'type' "
+        f"{_shown(message, 'type')}"
+    )
+
+
+def _shown(message: Mapping[str, Any], key: str) -> str:
+    return repr(message[key]) if key in message else "missing"
 
 
 def check_context(context: object, *, optional: bool = True) -> RunContext | None:

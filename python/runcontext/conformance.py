@@ -444,7 +444,7 @@ def observe_transcript(case: dict[str, Any]) -> dict[str, Any]:
                 }
                 for run in verified.runs
             ],
-            "chain": None if verified.unchained else verified.chain,
+            "chain": verified.chain,
             "torn": None
             if torn is None
             else {"line": torn.line, "offset": torn.offset, "length": torn.length},

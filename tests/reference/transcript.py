@@ -627,11 +627,14 @@ def check_message(message: object, where: str) -> None:
 class Writer:
     """Builds the records a ``Session`` writes, in its order, and their bytes."""
 
-    def __init__(self, messages: list[Any], time: str) -> None:
+    def __init__(
+        self, messages: list[Any], time: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    ) -> None:
         if not messages:
             raise ValueError("a transcript starts with the message at index 0")
         for i, message in enumerate(messages):
             check_message(message, f"messages[{i}]")
+        self.max_line_bytes = max_line_bytes
         self.bodies: list[dict[str, Any]] = [header_record(messages[0], time)]
         self.messages: list[Any] = []
         self.section_digests: set[str] = set()
@@ -640,9 +643,18 @@ class Writer:
 
     def append_messages(self, messages: list[Any]) -> None:
         for message in messages:
-            check_message(message, f"messages[{len(self.messages)}]")
-            self.bodies.append(message_record(len(self.messages), message))
+            where = f"messages[{len(self.messages)}]"
+            check_message(message, where)
+            self._add(message_record(len(self.messages), message), where)
             self.messages.append(message)
+
+    def _add(self, body: dict[str, Any], where: str) -> None:
+        """Take a record in, refusing one whose line would be longer than the line cap: what
+        is written with a cap must read with it."""
+        length = len(canonical_json({**body, "chain": "blake3:" + "0" * 64}))
+        if length > self.max_line_bytes:
+            raise ValueError(f"{where}: a {length}-byte record, over the cap {self.max_line_bytes}")
+        self.bodies.append(body)
 
     def record_run(
         self,
@@ -664,11 +676,11 @@ class Writer:
         for _, name, text, digest in context.sections:
             if digest not in self.section_digests:
                 self.section_digests.add(digest)
-                self.bodies.append(section_record(name, text))
+                self._add(section_record(name, text), f"section {name!r}")
         self.runs += 1
         if tokens is not None and tokens_problem(tokens) is not None:
             raise ValueError(f"tokens: {tokens_problem(tokens)}")
-        self.bodies.append(run_record(self.runs, context, len(messages), time, tokens))
+        self._add(run_record(self.runs, context, len(messages), time, tokens), "run-context")
         self.append_messages([reply])
 
     def to_bytes(self, *, version: int = VERSION) -> bytes:

@@ -66,12 +66,12 @@ class BytesStore:
 @dataclass(frozen=True)
 class Verified:
     """What a verified transcript holds: its conversation, its runs (each context rebuilt and
-    checked), the last record's chain, a torn last line if any, and whether it is version 1
-    (``unchained``: its records carry no chain)."""
+    checked), the last record's chain (``None`` for version 1, whose records carry none), a
+    torn last line if any, and whether it is version 1 (``unchained``)."""
 
     messages: list[Any]
     runs: tuple[Run, ...]
-    chain: str
+    chain: str | None
     torn: TornTail | None
     unchained: bool
 
@@ -83,14 +83,15 @@ def verify_bytes(
 
     Raises the :class:`~runcontext.transcript.TranscriptError` of the first line that fails
     (its ``kind`` and ``line`` as docs/TRANSCRIPT.md's refusal table says); a torn last line
-    warns, as it does for a file, and is returned as ``torn``.
+    warns, as it does for a file, and is returned as ``torn``. ``max_line_bytes`` is the line
+    cap, at least 1, as for :meth:`Session.open`.
     """
     store = BytesStore(data, name=name, max_line_bytes=max_line_bytes)
     with Session.open(store, writable=False, max_line_bytes=max_line_bytes) as session:
         return Verified(
             messages=session.messages(),
             runs=tuple(session.runs()),
-            chain=session.chain,
+            chain=None if session.version == 1 else session.chain,
             torn=session.torn,
             unchained=session.version == 1,
         )

@@ -36,10 +36,9 @@ from runcontext._core import (
     TornTail,
     Transcript,
     canonical_json,
-    check_message,
     digest_bytes,
 )
-from runcontext._splice import check_context, check_messages
+from runcontext._splice import check_context, check_message, check_messages
 from runcontext.errors import CanonicalJSONError
 from runcontext.transcript._records import (
     TRANSCRIPT_VERSION,
@@ -88,13 +87,8 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _check_reply(reply: object) -> Mapping[str, Any]:
-    if not isinstance(reply, Mapping):
-        raise TypeError(
-            f"reply: expected a message mapping with a 'role', got {type(reply).__name__}"
-        )
-    if "role" not in reply and "type" not in reply:
-        raise TypeError("reply: the message has no 'role' key (or, for a Responses item, 'type')")
-    return reply
+    check_message(reply, "reply", items=True)
+    return reply  # type: ignore[return-value]
 
 
 class Session:
@@ -119,6 +113,7 @@ class Session:
         *,
         durable: bool = False,
         clock: Clock | None = None,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         session_id: str | None = None,
         tenant: str | None = None,
     ) -> Session:
@@ -131,8 +126,13 @@ class Session:
 
         ``path`` may be a ``postgresql://host/db?session=ID&tenant=T`` URI (the PostgreSQL
         store; ``session_id=`` and ``tenant=`` may stand in for the query parameters).
+
+        ``max_line_bytes`` is the line cap, as for :meth:`open`: no record longer than it is
+        written (``ValueError`` naming the message, before anything is written), so the
+        transcript reads with the same cap.
         """
         check_messages(messages, items=True)
+        _check_max_line_bytes(max_line_bytes)
         if len(messages) == 0:
             raise ValueError(
                 "messages: a transcript needs the conversation's first message (its seed); "
@@ -142,18 +142,20 @@ class Session:
         store = _store(
             path,
             durable=durable,
-            max_line_bytes=DEFAULT_MAX_LINE_BYTES,
+            max_line_bytes=max_line_bytes,
             session_id=session_id,
             tenant=tenant,
         )
         # Encode every message first: a bad one is refused naming its index, before anything
         # is written, and the seed digest hashes the bytes already encoded.
         bodies = [message_body(message, f"messages[{i}]") for i, message in enumerate(messages)]
-        state = Transcript(store.name)
+        state = Transcript(store.name, max_line_bytes)
         lines = [state.write_header(digest_bytes(bodies[0]), timestamp(clock))]
         lines.extend(_write_message(state, body, f"messages[{i}]") for i, body in enumerate(bodies))
         store.create(lines)
-        return cls.open(store, writable=True, durable=durable, clock=clock)
+        return cls.open(
+            store, writable=True, durable=durable, clock=clock, max_line_bytes=max_line_bytes
+        )
 
     @classmethod
     def open(
@@ -190,10 +192,7 @@ class Session:
         """
         if repair and writable is False:
             raise ValueError("repair=True needs a writable session: repairing truncates the file")
-        if isinstance(max_line_bytes, bool) or not isinstance(max_line_bytes, int):
-            raise TypeError(f"max_line_bytes: expected an int, got {type(max_line_bytes).__name__}")
-        if max_line_bytes < 1:
-            raise ValueError(f"max_line_bytes: expected at least 1, got {max_line_bytes}")
+        _check_max_line_bytes(max_line_bytes)
         store = _store(
             path,
             durable=durable,
@@ -440,13 +439,18 @@ class Session:
 
     def check_recordable(self, messages: Sequence[Mapping[str, Any]]) -> None:
         """Raise the error :meth:`record_run` would raise for the messages of ``messages`` the
-        transcript does not hold yet, without writing: one with no JSON form (a NaN, a
-        ``datetime``), or one nested too deep to be read back. :class:`runcontext.Loop` calls
-        it before the backend, so no request is paid for that could not be recorded."""
+        transcript does not hold yet, without writing: one that is not a message (no string
+        ``role`` or ``type``), one with no JSON form (a NaN, a ``datetime``), one nested too
+        deep to be read back, or one whose record would be longer than the line cap.
+        :class:`runcontext.Loop` calls it before the backend, so no request is paid for that
+        could not be recorded."""
         with self._thread_lock:
+            check_messages(messages, items=True, start=self._state.message_count)
             for index in range(self._state.message_count, len(messages)):
                 argument = f"messages[{index}]"
-                _check_message(message_body(messages[index], argument), argument)
+                _check_message(
+                    self._state, message_body(messages[index], argument), argument, index
+                )
 
     def _check_continues(self, messages: Sequence[Mapping[str, Any]]) -> None:
         recorded = self._state.message_count
@@ -733,9 +737,19 @@ def _store(
     raise TypeError(f"path: expected a file path or a TranscriptStore, got {type(target).__name__}")
 
 
-def _check_message(body: bytes, argument: str) -> None:
+def _check_max_line_bytes(max_line_bytes: object) -> None:
+    if isinstance(max_line_bytes, bool) or not isinstance(max_line_bytes, int):
+        raise TypeError(f"max_line_bytes: expected an int, got {type(max_line_bytes).__name__}")
+    if max_line_bytes < 1:
+        raise ValueError(
+            f"max_line_bytes: expected at least 1, got {max_line_bytes} (there is no "
+            "'unlimited': every record is longer than 0 bytes; give a large cap instead)"
+        )
+
+
+def _check_message(state: Transcript, body: bytes, argument: str, index: int) -> None:
     try:
-        check_message(body)
+        state.check_message(body, index)
     except ValueError as error:
         raise ValueError(
             f"{argument}: the message cannot be stored in a transcript: {error}"

@@ -16,7 +16,7 @@
 //! let mut file = writer.write_header(&runcontext_core::digest_bytes(message), "2026-12-01T09:00:00Z")?;
 //! file.extend(writer.write_message(message)?);
 //! let context = RunContext::new(vec![], vec![Entry::new("date", Some("2026-12-01"))], vec![])?;
-//! for line in writer.write_sections(&context) {
+//! for line in writer.write_sections(&context)? {
 //!     file.extend(line);
 //! }
 //! file.extend(writer.write_run(&context, "2026-12-01T09:00:01Z", 1, None)?);
@@ -392,11 +392,11 @@ impl Transcript {
     }
 
     /// The next `message` line around `message`, the message's canonical JSON (as
-    /// `canonical_json` returns it). Refuses a message the reader would refuse: one nested
-    /// so deep that the record exceeds [`MAX_DEPTH`], or the first message without the seed.
+    /// `canonical_json` returns it). Refuses a message the reader would refuse
+    /// ([`Self::check_message`]), or the first message without the seed.
     pub fn write_message(&mut self, message: &[u8]) -> Result<Vec<u8>, WriteError> {
         self.check_writable()?;
-        check_message(message)?;
+        self.check_message(message, self.messages)?;
         if self.messages == 0 && digest_bytes(message) != self.seed {
             return Err(WriteError(
                 "message 0 does not have the transcript's seed digest".into(),
@@ -408,21 +408,47 @@ impl Transcript {
         body.extend_from_slice(br#","message":"#);
         body.extend_from_slice(message);
         body.extend_from_slice(br#","type":"message"}"#);
+        debug_assert_eq!(body.len(), message_body_len(self.messages, message.len()));
         self.messages += 1;
         Ok(self.chained(&body))
     }
 
+    /// Refuse, without writing, what [`Self::write_message`] refuses of the message at
+    /// `index`: a message its reader would refuse ([`check_message`]), or one whose record
+    /// would be longer than this transcript's line cap, which its readers apply.
+    pub fn check_message(&self, message: &[u8], index: usize) -> Result<(), WriteError> {
+        check_message(message)?;
+        self.check_line("the message", message_body_len(index, message.len()))
+    }
+
+    /// Refuse a record whose line (without its `\n`) would be longer than the line cap: what
+    /// is written with a cap must read with that cap (docs/TRANSCRIPT.md, Limits).
+    fn check_line(&self, what: &str, body_len: usize) -> Result<(), WriteError> {
+        let len = line_len(body_len);
+        if len <= self.max_line_bytes {
+            return Ok(());
+        }
+        Err(WriteError(format!(
+            "{what} would make a {len}-byte record, longer than the transcript's line cap of \
+             {} bytes, so a reader with that cap would refuse the whole transcript; store \
+             less in one record, or give a larger max_line_bytes= to Session.create or \
+             Session.open (and to every reader: Session.open, runcontext log --max-line-bytes)",
+            self.max_line_bytes
+        )))
+    }
+
     /// A `section` line for each of `context`'s sections the transcript does not hold yet.
-    pub fn write_sections(&mut self, context: &RunContext) -> Vec<Vec<u8>> {
-        context
-            .sections()
-            .iter()
-            .filter_map(|s| self.write_section(&s.name, &s.text))
-            .collect()
+    pub fn write_sections(&mut self, context: &RunContext) -> Result<Vec<Vec<u8>>, WriteError> {
+        let mut lines = Vec::new();
+        for section in context.sections() {
+            lines.extend(self.write_section(&section.name, &section.text)?);
+        }
+        Ok(lines)
     }
 
     /// The `section` line of one body, or `None` when the transcript holds it already.
-    pub fn write_section(&mut self, name: &str, text: &str) -> Option<Vec<u8>> {
+    /// Refuses a body whose record would be longer than the line cap.
+    pub fn write_section(&mut self, name: &str, text: &str) -> Result<Option<Vec<u8>>, WriteError> {
         let digest = crate::runcontext::section_digest(name, text);
         self.write_known_section(name, text, &digest)
     }
@@ -430,9 +456,14 @@ impl Transcript {
     /// [`Self::write_section`] of a body whose digest the caller already holds (a
     /// [`RunContext`]'s section digest): a body the transcript holds costs a look-up, never a
     /// hash. `digest` must be `section_digest(name, text)`.
-    pub fn write_known_section(&mut self, name: &str, text: &str, digest: &str) -> Option<Vec<u8>> {
+    pub fn write_known_section(
+        &mut self,
+        name: &str,
+        text: &str,
+        digest: &str,
+    ) -> Result<Option<Vec<u8>>, WriteError> {
         if self.sections.contains_key(digest) {
-            return None;
+            return Ok(None);
         }
         debug_assert_eq!(digest, crate::runcontext::section_digest(name, text));
         let digest = digest.to_owned();
@@ -444,10 +475,11 @@ impl Transcript {
         body.extend_from_slice(br#","text":"#);
         write_str(&mut body, text);
         body.extend_from_slice(br#","type":"section"}"#);
+        self.check_line(&format!("section {name:?}"), body.len())?;
         self.sections
             .insert(digest.clone(), (Arc::from(name), Arc::from(text)));
         self.note_section(&digest);
-        Some(self.chained(&body))
+        Ok(Some(self.chained(&body)))
     }
 
     /// The `run-context` line of the next run, sent with `messages` conversation messages.
@@ -528,6 +560,7 @@ impl Transcript {
             tokens.write(&mut body);
         }
         body.extend_from_slice(br#","type":"run-context"}"#);
+        self.check_line("the run-context record", body.len())?;
         self.verified = Some(((sections.to_vec(), facts.to_vec()), digest.to_owned()));
         self.runs += 1;
         Ok(self.chained(&body))
@@ -1125,33 +1158,33 @@ fn check_record(raw: &[u8], line: usize, chained: bool) -> Result<Checked, Trans
         message,
     };
     let value = parse(raw).map_err(|error| {
-        // The table puts a syntax error anywhere in the line before a depth or a
-        // canonical-form error the parser met first.
-        let grammar = if matches!(
+        // The table's order, whichever error the parser met first: a line that is not JSON
+        // text anywhere (bytes that are not UTF-8, a byte order mark, a syntax error before
+        // or after the 513th bracket) is `not-json`; JSON text nested too deep is `too-deep`;
+        // only then a canonical-form error.
+        let syntax = !matches!(
             error.kind,
             ParseErrorKind::Canonical(_)
                 | ParseErrorKind::NumberOverflow(_)
                 | ParseErrorKind::InexactInteger { .. }
-        ) {
-            json_syntax_error(raw)
-        } else {
-            None
-        };
-        if let Some(offset) = grammar {
+        );
+        if let Some(offset) = json_syntax_error(raw) {
             return fail(
                 ErrorKind::NotJson,
-                format!(
-                    "not JSON: the text breaks the JSON grammar (byte {})",
-                    offset + 1
-                ),
+                if syntax {
+                    format!("not JSON: {} (byte {})", error.kind, error.offset + 1)
+                } else {
+                    format!(
+                        "not JSON: the text breaks the JSON grammar (byte {})",
+                        offset + 1
+                    )
+                },
             );
         }
-        if grammar.is_none()
-            && !matches!(
-                error.kind,
-                ParseErrorKind::Canonical(CanonicalErrorKind::TooDeep)
-            )
-            && nesting(raw) > MAX_DEPTH
+        if !matches!(
+            error.kind,
+            ParseErrorKind::Canonical(CanonicalErrorKind::TooDeep)
+        ) && nesting(raw) > MAX_DEPTH
         {
             return fail(
                 ErrorKind::TooDeep,
@@ -1290,7 +1323,7 @@ fn scan_record(raw: &[u8]) -> Option<(Parsed, &str)> {
 // all below the limit: only a message's own nesting can reach it.
 const _: () = assert!(MAX_DEPTH > 3);
 
-/// A message object, which names a `role` (a string), or else a `type` (a string).
+/// A message object by [`is_message`]: a string `role`, or else a string `type`.
 fn scan_message(scan: &mut Scan) -> Option<()> {
     let (mut role, mut kind) = (None, None);
     scan.object(1, |scan, name| {
@@ -1302,7 +1335,7 @@ fn scan_message(scan: &mut Scan) -> Option<()> {
         }
         scan.value(2)
     })?;
-    (role == Some(true) || (role.is_none() && kind == Some(true))).then_some(())
+    is_message(role == Some(true), kind == Some(true)).then_some(())
 }
 
 /// A run-context record's members after its `digest`, through its `type`.
@@ -1419,27 +1452,8 @@ fn parse_message(record: &Record, raw: &[u8], line: usize) -> Result<Parsed, Tra
     };
     let index = count_member(record, "index", line)?;
     let value = record.get("message").expect("members checked");
-    match value {
-        Value::Object(_) => {
-            let role = value.get("role");
-            let kind = value.get("type");
-            let named = matches!(role, Some(Value::String(_)))
-                || (role.is_none() && matches!(kind, Some(Value::String(_))));
-            if !named {
-                return Err(fail(
-                    ErrorKind::MemberValue,
-                    "'message' must be an object with a string 'role' (a chat message) \
-                     or a string 'type' (a Responses item)"
-                        .into(),
-                ));
-            }
-        }
-        other => {
-            return Err(fail(
-                ErrorKind::MemberValue,
-                format!("'message' must be an object, got {}", other.type_name()),
-            ))
-        }
+    if let Some(why) = message_problem(value) {
+        return Err(fail(ErrorKind::MemberValue, format!("'message' {why}")));
     }
     // The message's canonical bytes are the line between `"message":` and the final
     // `,"type":"message"}`: the line is canonical, so no re-encoding is needed.
@@ -1648,7 +1662,9 @@ fn time_member(record: &Record, line: usize) -> Result<String, TranscriptError> 
 }
 
 /// Refuse a message (its canonical JSON) that a reader would refuse inside a record: one
-/// nested so deep that the record around it exceeds [`MAX_DEPTH`].
+/// nested so deep that the record around it exceeds [`MAX_DEPTH`], or one that is not a
+/// message by [`is_message`]. (The line cap depends on the transcript:
+/// [`Transcript::check_message`].)
 pub fn check_message(message: &[u8]) -> Result<(), WriteError> {
     let depth = nesting(message);
     if depth >= MAX_DEPTH {
@@ -1659,7 +1675,60 @@ pub fn check_message(message: &[u8]) -> Result<(), WriteError> {
             MAX_DEPTH - 1
         )));
     }
+    // The scanner takes a plainly canonical message in one pass; the parser decides the rest.
+    let scanned = Scan::new(message)
+        .and_then(|mut scan| scan_message(&mut scan).and_then(|()| scan.at_end().then_some(())));
+    if scanned.is_none() {
+        let value = parse(message)
+            .map_err(|error| WriteError(format!("the message is not JSON: {error}")))?;
+        if let Some(why) = message_problem(&value) {
+            return Err(WriteError(format!("the message {why}")));
+        }
+    }
     Ok(())
+}
+
+/// The message rule, one for the writer and the reader (docs/TRANSCRIPT.md, `message`): a
+/// JSON object whose `role` is a string (a chat message), or else whose `type` is a string
+/// (an OpenAI Responses item). A `role` of another type does not stop a string `type` from
+/// naming the item.
+pub fn is_message(role_is_string: bool, type_is_string: bool) -> bool {
+    role_is_string || type_is_string
+}
+
+/// Why `value` is not a message by [`is_message`], or `None` when it is one.
+fn message_problem(value: &Value) -> Option<String> {
+    let Value::Object(_) = value else {
+        return Some(format!("must be a JSON object, got {}", value.type_name()));
+    };
+    let (role, kind) = (value.get("role"), value.get("type"));
+    let string = |v: Option<&Value>| matches!(v, Some(Value::String(_)));
+    if is_message(string(role), string(kind)) {
+        return None;
+    }
+    Some(format!(
+        "must be a JSON object with a string 'role' (a chat message) or a string 'type' (a \
+         Responses item), got 'role' {} and 'type' {}",
+        describe(role),
+        describe(kind)
+    ))
+}
+
+/// The length of a record's line, without its `\n`, around `body` (the record's canonical
+/// JSON without `chain`): `{"chain":"<digest>",` then the body after its `{`.
+fn line_len(body_len: usize) -> usize {
+    CHAIN_OPEN.len() + DIGEST_LEN + 2 + body_len.saturating_sub(1)
+}
+
+/// The length of a `message` record's body (without `chain`) around a message of
+/// `message_len` bytes at `index`.
+fn message_body_len(index: usize, message_len: usize) -> usize {
+    let digits = index.checked_ilog10().unwrap_or(0) as usize + 1;
+    br#"{"index":"#.len()
+        + digits
+        + br#","message":"#.len()
+        + message_len
+        + br#","type":"message"}"#.len()
 }
 
 /// `"blake3:"` and 64 lowercase hex digits.
@@ -1980,13 +2049,13 @@ mod tests {
             vec![],
         )
         .unwrap();
-        lines.extend(t.write_sections(&context));
+        lines.extend(t.write_sections(&context).unwrap());
         lines.push(
             t.write_run(&context, "2026-12-01T09:00:01.250000Z", 1, None)
                 .unwrap(),
         );
         assert!(
-            t.write_sections(&context).is_empty(),
+            t.write_sections(&context).unwrap().is_empty(),
             "a body is stored once"
         );
         let read = read_all(&lines).unwrap();
@@ -2051,7 +2120,7 @@ mod tests {
                 vec![Entry::new("notes", Some("tail text"))],
             )
             .unwrap();
-            lines.extend(t.write_sections(&context));
+            lines.extend(t.write_sections(&context).unwrap());
             let tokens = (i == 1).then_some(&tokens);
             lines.push(
                 t.write_run(&context, "2026-12-01T09:00:01Z", 5, tokens)
@@ -2158,7 +2227,7 @@ mod tests {
         let chain = t.chain().to_owned();
         let context = RunContext::new(vec![Entry::new("a", Some("b"))], vec![], vec![]).unwrap();
         t.begin();
-        t.write_sections(&context);
+        t.write_sections(&context).unwrap();
         t.write_run(&context, "2026-12-01T09:00:00Z", 1, None)
             .unwrap();
         t.rollback();
@@ -2209,6 +2278,183 @@ mod tests {
             ErrorKind::NotJson,
             "unclosed brackets break the grammar"
         );
+    }
+
+    /// One message rule on both sides: a string `role`, or else a string `type`.
+    #[test]
+    fn the_writer_and_the_reader_take_the_same_messages() {
+        for good in [
+            &br#"{"role":null,"type":"reasoning"}"#[..],
+            br#"{"role":5,"type":"function_call"}"#,
+            br#"{"content":"x","role":"user","type":7}"#,
+            br#"{"type":"reasoning"}"#,
+        ] {
+            let (mut t, mut lines) = seeded();
+            lines.push(t.write_message(good).unwrap());
+            // The scanner reads the line as written; the general reader must agree.
+            let mut reader = read_all(&lines).unwrap();
+            assert_eq!(reader.messages(), 2, "{}", String::from_utf8_lossy(good));
+            let line = lines.last().unwrap();
+            let raw = &line[..line.len() - 1];
+            assert!(matches!(check_record(raw, 3, true), Ok(Checked::Body(..))));
+            assert!(
+                reader.read_line(raw).is_err(),
+                "a repeated line breaks the chain"
+            );
+        }
+        for (bad, shown) in [
+            (
+                &br#"{"role":null}"#[..],
+                "got 'role' null and 'type' nothing",
+            ),
+            (
+                br#"{"content":"x"}"#,
+                "got 'role' nothing and 'type' nothing",
+            ),
+            (br#"{"role":1,"type":null}"#, "got 'role' 1 and 'type' null"),
+            (br#"["user"]"#, "must be a JSON object, got array"),
+        ] {
+            let (mut t, lines) = seeded();
+            let chain = t.chain().to_owned();
+            let error = t.write_message(bad).unwrap_err();
+            assert!(
+                error.0.starts_with("the message must be a JSON object"),
+                "{}",
+                error.0
+            );
+            assert!(error.0.contains(shown), "{}", error.0);
+            assert_eq!(
+                (t.messages(), t.chain()),
+                (1, chain.as_str()),
+                "nothing moved"
+            );
+            // The same message, written as a reader would find it, is refused as member-value.
+            let mut body = br#"{"index":1,"message":"#.to_vec();
+            body.extend_from_slice(bad);
+            body.extend_from_slice(br#","type":"message"}"#);
+            let mut forged = t.clone();
+            let line = forged.chained(&body);
+            let error = read_all(&[lines[0].clone(), lines[1].clone(), line]).unwrap_err();
+            assert_eq!((error.kind, error.line), (ErrorKind::MemberValue, 3));
+            assert!(error.message.contains(shown), "{}", error.message);
+        }
+    }
+
+    /// A line that is not JSON text is `not-json` whatever its depth, and whichever error
+    /// the parser meets first (the table's order: not-json before too-deep).
+    #[test]
+    fn not_json_comes_before_too_deep_in_either_order() {
+        let deep = MAX_DEPTH + 88;
+        let cases: Vec<Vec<u8>> = vec![
+            // A syntax error before the 513th bracket, then more brackets than MAX_DEPTH.
+            [b"[".repeat(10), b"x".to_vec(), b"[".repeat(deep)].concat(),
+            // The brackets first, the syntax error after them.
+            [b"[".repeat(deep), b"x".to_vec(), b"]".repeat(deep)].concat(),
+            // Bytes that are not UTF-8 inside a string of a line too deep.
+            [b"[".repeat(deep), b"\"\xff\"".to_vec(), b"]".repeat(deep)].concat(),
+            // A byte order mark before a line too deep, and one between its brackets.
+            [
+                b"\xef\xbb\xbf".to_vec(),
+                b"[".repeat(deep),
+                b"]".repeat(deep),
+            ]
+            .concat(),
+            [
+                b"[".repeat(5),
+                b"\xef\xbb\xbf".to_vec(),
+                b"[".repeat(deep),
+                b"]".repeat(deep + 5),
+            ]
+            .concat(),
+        ];
+        for line in cases {
+            let mut t = Transcript::new();
+            let error = t.read_line(&line).unwrap_err();
+            assert_eq!(
+                (error.kind, error.line),
+                (ErrorKind::NotJson, 1),
+                "{}: {}",
+                String::from_utf8_lossy(&line[..40]),
+                error.message
+            );
+        }
+        let valid_but_deep = [b"[".repeat(deep), b"]".repeat(deep)].concat();
+        let error = Transcript::new().read_line(&valid_but_deep).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::TooDeep);
+    }
+
+    /// What is written with a line cap reads with that cap: the writer refuses a longer
+    /// record, before its state moves, and takes one of exactly the cap.
+    #[test]
+    fn the_writer_refuses_a_record_over_the_line_cap() {
+        let message = br#"{"content":"hi","role":"user"}"#;
+        let header = |t: &mut Transcript| {
+            t.write_header(&digest_bytes(message), "2026-12-01T09:00:00Z")
+                .unwrap()
+        };
+        let cap = 300;
+        let mut t = Transcript::with_max_line_bytes(cap);
+        let mut lines = vec![header(&mut t), t.write_message(message).unwrap()];
+        // Message 1 whose record is exactly the cap, then one a byte longer.
+        let fill = |n: usize| format!(r#"{{"content":"{}","role":"user"}}"#, "x".repeat(n));
+        let base = line_len(message_body_len(1, fill(0).len()));
+        let exact = fill(cap - base);
+        assert_eq!(t.check_message(exact.as_bytes(), 1), Ok(()));
+        let over = fill(cap - base + 1);
+        let error = t.check_message(over.as_bytes(), 1).unwrap_err();
+        assert_eq!(
+            error.0,
+            format!(
+                "the message would make a {}-byte record, longer than the transcript's line \
+                 cap of {cap} bytes, so a reader with that cap would refuse the whole \
+                 transcript; store less in one record, or give a larger max_line_bytes= to \
+                 Session.create or Session.open (and to every reader: Session.open, \
+                 runcontext log --max-line-bytes)",
+                cap + 1
+            )
+        );
+        let chain = t.chain().to_owned();
+        assert_eq!(t.write_message(over.as_bytes()).unwrap_err(), error);
+        assert_eq!((t.messages(), t.chain()), (1, chain.as_str()));
+        lines.push(t.write_message(exact.as_bytes()).unwrap());
+        assert_eq!(
+            lines[2].len(),
+            cap + 1,
+            "the cap counts the line without its \n"
+        );
+        let mut reader = Transcript::with_max_line_bytes(cap);
+        for line in &lines {
+            reader.read_line(&line[..line.len() - 1]).unwrap();
+        }
+        // Sections and envelopes too.
+        let big = RunContext::new(
+            vec![Entry::new("AGENTS.md", Some(&"y".repeat(cap)))],
+            vec![],
+            vec![],
+        )
+        .unwrap();
+        let error = t.write_sections(&big).unwrap_err();
+        assert!(
+            error.0.starts_with("section \"AGENTS.md\" would make a "),
+            "{}",
+            error.0
+        );
+        assert_eq!(t.section(&big.sections()[0].digest), None);
+        let facts = RunContext::new(
+            vec![],
+            vec![Entry::new("f", Some(&"z".repeat(cap)))],
+            vec![],
+        )
+        .unwrap();
+        let error = t
+            .write_run(&facts, "2026-12-01T09:00:00Z", 1, None)
+            .unwrap_err();
+        assert!(
+            error.0.starts_with("the run-context record would make a "),
+            "{}",
+            error.0
+        );
+        assert_eq!(t.runs(), 0);
     }
 
     #[test]

@@ -58,7 +58,7 @@ impl Pair {
             context.digest(),
             "the digest is BLAKE3 of the document"
         );
-        for line in self.writer.write_sections(context) {
+        for line in self.writer.write_sections(context).unwrap() {
             self.read(&line).unwrap();
         }
         let line = self

@@ -29,7 +29,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<records::Run>()?;
     m.add_class::<records::TornTail>()?;
     m.add_function(wrap_pyfunction!(transcript::json_value, m)?)?;
-    m.add_function(wrap_pyfunction!(transcript::check_message, m)?)?;
     m.add(
         "TRANSCRIPT_VERSION",
         runcontext_core::transcript::TRANSCRIPT_VERSION,

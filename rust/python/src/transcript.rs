@@ -333,6 +333,14 @@ impl Transcript {
         Ok(PyBytes::new(py, &line))
     }
 
+    /// Refuse, without writing, what `write_message` would refuse of the message at `index`
+    /// (its canonical JSON): a message a reader would refuse, or a record over the line cap.
+    fn check_message(&self, message: &[u8], index: usize) -> PyResult<()> {
+        self.inner
+            .check_message(message, index)
+            .map_err(write_error)
+    }
+
     /// The section lines and the run-context line of the next run with `context`, and the
     /// run; `tokens` is the canonical JSON of the run's `tokens` member, or `None`. A section
     /// the transcript holds is found by the digest the context already has: never hashed
@@ -354,37 +362,39 @@ impl Transcript {
                     .map_err(|why| PyValueError::new_err(format!("tokens: {why}")))
             })
             .transpose()?;
-        let list = PyList::empty(py);
         let inner = &mut self.inner;
-        let (envelope, written) = context.get().record_parts(py, |digest, sections, facts| {
-            let mut written = Vec::new();
-            for section in sections {
-                if let Some(line) =
-                    inner.write_known_section(section.name, section.text, &section.digest)
-                {
-                    written.push(line);
+        let (written, line, refs, facts) = context
+            .get()
+            .record_parts(py, |digest, sections, facts| {
+                let mut written = Vec::new();
+                for section in sections {
+                    written.extend(inner.write_known_section(
+                        section.name,
+                        section.text,
+                        &section.digest,
+                    )?);
                 }
-            }
-            let refs: Vec<SectionRef> = sections
-                .iter()
-                .map(|s| SectionRef {
-                    position: if s.head {
-                        Position::Head
-                    } else {
-                        Position::Tail
-                    },
-                    name: s.name.to_owned(),
-                    digest: s.digest.clone(),
-                })
-                .collect();
-            let line = inner.write_envelope(digest, &refs, &facts, time, messages, tokens.as_ref());
-            (line.map(|line| (line, refs, facts)), written)
-        });
-        for line in written {
-            list.append(PyBytes::new(py, &line))?;
+                let refs: Vec<SectionRef> = sections
+                    .iter()
+                    .map(|s| SectionRef {
+                        position: if s.head {
+                            Position::Head
+                        } else {
+                            Position::Tail
+                        },
+                        name: s.name.to_owned(),
+                        digest: s.digest.clone(),
+                    })
+                    .collect();
+                let line =
+                    inner.write_envelope(digest, &refs, &facts, time, messages, tokens.as_ref())?;
+                Ok((written, line, refs, facts))
+            })
+            .map_err(write_error)?;
+        let list = PyList::empty(py);
+        for line in written.iter().chain([&line]) {
+            list.append(PyBytes::new(py, line))?;
         }
-        let (line, refs, facts) = envelope.map_err(write_error)?;
-        list.append(PyBytes::new(py, &line))?;
         let sections = match &self.shared.sections {
             Some((held, tuple)) if *held == refs => tuple.clone_ref(py),
             _ => context
@@ -560,12 +570,6 @@ fn find_newline(bytes: &[u8]) -> Option<usize> {
     // slice, and returns a pointer into it or null.
     let found = unsafe { memchr(bytes.as_ptr().cast(), c_int::from(b'\n'), bytes.len()) };
     (!found.is_null()).then(|| found as usize - bytes.as_ptr() as usize)
-}
-
-/// Refuse a message (its canonical JSON) that could not be read back from a record.
-#[pyfunction]
-pub fn check_message(message: &[u8]) -> PyResult<()> {
-    core::check_message(message).map_err(write_error)
 }
 
 /// The Python value of canonical JSON text the caller already holds (a message body just

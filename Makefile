@@ -48,6 +48,7 @@ vectors:  ## regenerate the conformance vectors (needs node for the numbers)
 	node docs/vectors/gen_es_numbers.js
 	$(PYTHON) tests/gen_runcontext_vectors.py
 	$(PYTHON) tests/gen_transcript_vectors.py
+	$(PYTHON) tests/gen_keyed_vectors.py
 	$(MAKE) package-vectors
 
 package-vectors:  ## copy docs/vectors' data files into the package (shipped in the wheel for verify-vectors)

@@ -9,6 +9,8 @@ from typing_extensions import Buffer
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "FORMAT_VERSION",
+    "KEYED_DIGEST_PREFIX",
+    "KEY_BYTES",
     "MAX_DEPTH",
     "MAX_ENTRIES",
     "TRANSCRIPT_VERSION",
@@ -23,17 +25,23 @@ __all__ = [
     "digest",
     "digest_bytes",
     "json_value",
+    "keyed_digest",
+    "keyed_digest_bytes",
 ]
 
 __version__: str
 MAX_DEPTH: int
 MAX_ENTRIES: int
 FORMAT_VERSION: int
+KEYED_DIGEST_PREFIX: str
+KEY_BYTES: int
 
 def canonical_json(value: object, /) -> bytes: ...
 def canonicalize_text(data: bytes | str, /) -> bytes: ...
 def digest(value: object, /) -> str: ...
 def digest_bytes(data: Buffer, /, *, parallel: bool = False) -> str: ...
+def keyed_digest(key: bytes, value: object, /) -> str: ...
+def keyed_digest_bytes(key: bytes, data: Buffer, /, *, parallel: bool = False) -> str: ...
 
 # Any sequence (not a set, mapping, iterator or generator) of two-item sequences.
 _Pairs = Sequence[tuple[str, str | None] | Sequence[str | None]] | None
@@ -61,6 +69,7 @@ class RunContext:
     def sections(self) -> tuple[Section, ...]: ...
     @property
     def section_digests(self) -> tuple[str, ...]: ...
+    def keyed_digests(self, key: bytes, /) -> tuple[str, tuple[str, ...]]: ...
     @property
     def is_empty(self) -> bool: ...
     @property

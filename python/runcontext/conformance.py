@@ -1,6 +1,6 @@
 """Check an implementation against the conformance vectors of ``docs/vectors/``.
 
-Three kinds of vector file are understood:
+Five kinds of vector file are understood:
 
 * RunContext vectors (``runcontext-v1.json``, ``"format": "runcontext-v1"``): constructor
   arguments and the expected texts, digests and sections, or the expected error.
@@ -11,6 +11,8 @@ Three kinds of vector file are understood:
 * Transcript vectors (``transcript-v2.json``, ``"format": "transcript-v2"``): whole transcript
   files and what a reader makes of them (messages, runs, chain, torn line) or the refusal
   (kind and line), checked through ``runcontext.transcript.verify_bytes``.
+* Keyed-digest vectors (``keyed-digest.json``, ``"format": "keyed-digest-v1"``): a 32-byte key
+  and bytes, a JSON value or RunContext arguments, with the plain and keyed digests of each.
 
 By default this installation is checked. A port in another language runs every case itself,
 writes what it observed in the same shape as the vectors (``{"cases": [{"name": ..., "expect":
@@ -30,13 +32,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runcontext._core import RunContext, canonical_json, canonicalize_text
+from runcontext._core import (
+    RunContext,
+    canonical_json,
+    canonicalize_text,
+    digest,
+    digest_bytes,
+    keyed_digest,
+    keyed_digest_bytes,
+)
 from runcontext.errors import CanonicalJSONError, RunContextError
 
 __all__ = [
     "Report",
     "bundled_vectors",
     "observe_jcs",
+    "observe_keyed",
     "observe_number",
     "observe_runcontext",
     "observe_transcript",
@@ -354,6 +365,8 @@ def verify(path: str | Path, results: str | Path | None = None) -> Report:
     cases: list[Any] = vectors["cases"]
     if vectors.get("format") == "transcript-v2":
         return _verify_transcripts(vectors_path, cases, results_path)
+    if vectors.get("format") == "keyed-digest-v1":
+        return _verify_keyed(vectors_path, cases, results_path)
     if vectors.get("format") == "runcontext-v1":
         kind = "runcontext"
     elif all(isinstance(c, dict) and ("input" in c or "input_hex" in c) for c in cases):
@@ -376,6 +389,90 @@ def verify(path: str | Path, results: str | Path | None = None) -> Report:
         if problem is not None:
             failures.append((case["name"], problem))
     return Report(path=str(vectors_path), kind=kind, total=len(cases), failures=failures)
+
+
+# --- keyed-digest vectors (keyed-digest.json) ------------------------------------------------
+
+_KEYED_INPUTS = ("input_hex", "value", "args")
+
+
+def observe_keyed(case: dict[str, Any]) -> dict[str, Any]:
+    """What this installation computes for one keyed-digest case, in the vectors' shape."""
+    key = bytes.fromhex(case["key_hex"])
+    expect: dict[str, Any]
+    if "input_hex" in case:
+        data = bytes.fromhex(case["input_hex"])
+        expect = {"digest": digest_bytes(data), "keyed_digest": keyed_digest_bytes(key, data)}
+    elif "value" in case:
+        value = case["value"]
+        expect = {
+            "canonical": canonical_json(value).decode("utf-8"),
+            "digest": digest(value),
+            "keyed_digest": keyed_digest(key, value),
+        }
+    else:
+        args = vector_args(case["args"] or {})
+        rc = RunContext(
+            head_sections=args.get("head_sections"),
+            facts=args.get("facts"),
+            tail_sections=args.get("tail_sections"),
+        )
+        keyed, keyed_sections = rc.keyed_digests(key)
+        expect = {
+            "digest": rc.digest,
+            "keyed_digest": keyed,
+            "section_digests": list(rc.section_digests),
+            "keyed_section_digests": list(keyed_sections),
+        }
+    return {"name": case["name"], "expect": expect}
+
+
+def _check_keyed_cases(path: Path, cases: list[Any], *, vectors: bool) -> None:
+    """Refuse a malformed entry naming the file and its index, rather than crash on it."""
+    for at, name, case in _named_cases(path, cases):
+        where = f"{at} ({name!r})"
+        if not isinstance(case.get("expect"), dict):
+            raise ValueError(f"{where}: expected an object 'expect'")
+        if not vectors:
+            continue
+        key_hex = case.get("key_hex")
+        if not (isinstance(key_hex, str) and re.fullmatch(r"[0-9a-f]{64}", key_hex)):
+            raise ValueError(f"{where}: 'key_hex' must be 64 lowercase hex digits (32 bytes)")
+        present = [key for key in _KEYED_INPUTS if key in case]
+        if len(present) != 1:
+            raise ValueError(f"{where}: expected exactly one of 'input_hex', 'value' and 'args'")
+        if "input_hex" in case and not (
+            isinstance(case["input_hex"], str)
+            and re.fullmatch(r"(?:[0-9a-f]{2})*", case["input_hex"])
+        ):
+            raise ValueError(f"{where}: 'input_hex' must be lowercase hex digits, two a byte")
+        if "args" in case and not isinstance(case["args"], dict | None):
+            raise ValueError(f"{where}: 'args' must be an object")
+
+
+def _verify_keyed(path: Path, cases: list[Any], results: Path | None) -> Report:
+    _check_keyed_cases(path, cases, vectors=True)
+    observed: dict[str, dict[str, Any]]
+    if results is None:
+        observed = {case["name"]: observe_keyed(case) for case in cases}
+    else:
+        reported = _load(results)["cases"]
+        _check_keyed_cases(results, reported, vectors=False)
+        observed = {r["name"]: r for r in reported}
+    failures = []
+    for case in cases:
+        found = observed.get(case["name"])
+        if found is None:
+            failures.append((case["name"], "no result for this case"))
+            continue
+        wrong = [
+            f"{member}: expected {want!r}, got {found['expect'].get(member)!r}"
+            for member, want in case["expect"].items()
+            if found["expect"].get(member) != want
+        ]
+        if wrong:
+            failures.append((case["name"], "; ".join(wrong)))
+    return Report(path=str(path), kind="keyed-digest", total=len(cases), failures=failures)
 
 
 # --- transcript vectors (transcript-v2.json) --------------------------------------------------

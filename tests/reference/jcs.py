@@ -2,7 +2,9 @@
 
 ``canonical_json(value)`` serialises a Python value to the canonical UTF-8
 bytes; ``digest(value)`` and ``digest_bytes(data)`` give ``"blake3:"`` followed
-by the lowercase hex BLAKE3-256 of those bytes.
+by the lowercase hex BLAKE3-256 of those bytes, and ``keyed_digest(key, value)`` and
+``keyed_digest_bytes(key, data)`` give ``"blake3-keyed:"`` followed by the hex of
+BLAKE3-256 in keyed mode with the 32-byte ``key``, over the same bytes.
 
 Accepted Python values:
 
@@ -53,6 +55,18 @@ def digest(value: object) -> str:
 def digest_bytes(data: bytes) -> str:
     """Return ``"blake3:" + hex(BLAKE3-256(data))``."""
     return "blake3:" + blake3(data).hexdigest()
+
+
+def keyed_digest(key: bytes, value: object) -> str:
+    """Return ``"blake3-keyed:" + hex(BLAKE3-256-keyed(key, canonical_json(value)))``."""
+    return keyed_digest_bytes(key, canonical_json(value))
+
+
+def keyed_digest_bytes(key: bytes, data: bytes) -> str:
+    """Return ``"blake3-keyed:" + hex(BLAKE3-256-keyed(key, data))``; ``key`` is 32 bytes."""
+    if type(key) is not bytes or len(key) != 32:
+        raise ValueError("a key is exactly 32 bytes")
+    return "blake3-keyed:" + blake3(data, key=key).hexdigest()
 
 
 def _serialize(value: object) -> str:

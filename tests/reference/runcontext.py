@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence, Set
 
 from .jcs import digest as jcs_digest
+from .jcs import keyed_digest
 
 FORMAT_VERSION = 1
 
@@ -216,14 +217,7 @@ class RunContext:
         self.tail_sections = _keep_sections(tail)
         self.head_text = self._render_head()
         self.tail_text = self._render_tail()
-        self.digest = jcs_digest(
-            {
-                "v": FORMAT_VERSION,
-                "head": [[name, text] for name, text in self.head_sections],
-                "facts": [[name, value] for name, value in self.facts],
-                "tail": [[name, text] for name, text in self.tail_sections],
-            }
-        )
+        self.digest = jcs_digest(self._document())
         self.sections = [
             ("head", name, text, jcs_digest({"name": name, "text": text}))
             for name, text in self.head_sections
@@ -234,6 +228,21 @@ class RunContext:
 
         self.section_digests = [section[3] for section in self.sections]
         self.is_empty = self.head_text is None and self.tail_text is None
+
+    def _document(self) -> dict[str, object]:
+        """The document the context digest is of (FORMAT.md § 3.6)."""
+        return {
+            "v": FORMAT_VERSION,
+            "head": [[name, text] for name, text in self.head_sections],
+            "facts": [[name, value] for name, value in self.facts],
+            "tail": [[name, text] for name, text in self.tail_sections],
+        }
+
+    def keyed_digests(self, key: bytes) -> tuple[str, list[str]]:
+        """The keyed forms of ``digest`` and ``section_digests`` (FORMAT.md § 2.1)."""
+        return keyed_digest(key, self._document()), [
+            keyed_digest(key, {"name": name, "text": text}) for _, name, text, _ in self.sections
+        ]
 
     def _render_head(self) -> str | None:
         if not self.head_sections:

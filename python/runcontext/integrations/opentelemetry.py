@@ -2,8 +2,9 @@
 
 :func:`annotate_span` sets attributes on a span (the current one by default) through the
 OpenTelemetry API only (``pip install 'runcontext[opentelemetry]'``); the SDK, the exporter
-and the sampling are the application's. The attribute names, their types and why the text
-stays out unless asked for are in docs/INTEGRATIONS.md, *OpenTelemetry*.
+and the sampling are the application's. The attribute names, their types, why the text
+stays out unless asked for and what ``key=`` (keyed digests) changes are in
+docs/INTEGRATIONS.md, *OpenTelemetry*.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ except ImportError as error:  # pragma: no cover - exercised by the import test 
 
     missing_extra("opentelemetry-api", "opentelemetry", error)
 
-from runcontext._core import RunContext
+from runcontext._core import RunContext, keyed_digest, keyed_digest_bytes
 from runcontext._splice import check_context
 from runcontext.budget.counts import RequestCount
 from runcontext.budget.usage import Usage
@@ -58,6 +59,7 @@ def annotate_span(
     count: RequestCount | None = None,
     usage: Usage | None = None,
     content: bool = False,
+    key: bytes | None = None,
 ) -> Mapping[str, AttributeValue]:
     """Set the run's attributes on ``span`` (``trace.get_current_span()`` when ``None``).
 
@@ -68,6 +70,13 @@ def annotate_span(
     ``runcontext.tokens.{head,conversation,tail,tools,total}`` (ints), ``.quality`` and
     ``.model``, the billed ``gen_ai.usage.*`` tokens, and ``gen_ai.conversation.id``
     (``conversation_id``, else the session's ``seed``).
+
+    With ``key`` (32 secret bytes, e.g. ``secrets.token_bytes(32)``) every digest set is keyed
+    (``blake3-keyed:…``, docs/FORMAT.md § 2.1), so that no one without the key can confirm a
+    guessed file or message against the trace: the context and section digests are the keyed
+    digests of the same documents (``context.keyed_digests(key)``); the revision, the
+    fingerprint and the session's seed, which arrive as digests, are exported as
+    ``keyed_digest(key, value)``. A ``conversation_id`` passed in is yours and is set as given.
 
     The context's text is never set unless ``content=True``, which adds
     ``runcontext.context.head_text`` and ``tail_text`` with secrets redacted
@@ -93,6 +102,8 @@ def annotate_span(
         )
     if not isinstance(content, bool):
         raise TypeError(f"content: expected True or False, got {content!r}")
+    if key is not None:
+        keyed_digest_bytes(key, b"")  # refuses a key that is not 32 bytes, naming `key`
     if span is None:
         span = trace.get_current_span()
     elif not isinstance(span, trace.Span):
@@ -103,10 +114,19 @@ def annotate_span(
         return {}
 
     sections = context.sections
+    if key is None:
+        context_digest = context.digest
+        section_digests = [section.digest for section in sections]
+    else:
+        context_digest, keyed_sections = context.keyed_digests(key)
+        section_digests = list(keyed_sections)
+        # Received as digests (their documents are not at hand): keyed over their own text.
+        revision = None if revision is None else keyed_digest(key, revision)
+        fingerprint = None if fingerprint is None else keyed_digest(key, fingerprint)
     attributes: dict[str, AttributeValue] = {
-        "runcontext.context.digest": context.digest,
+        "runcontext.context.digest": context_digest,
         "runcontext.context.section.names": [section.name for section in sections],
-        "runcontext.context.section.digests": [section.digest for section in sections],
+        "runcontext.context.section.digests": section_digests,
         "runcontext.context.section.positions": [section.position for section in sections],
     }
     if revision is not None:
@@ -132,7 +152,7 @@ def annotate_span(
         attributes[GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = usage.cache_read
         attributes[GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = usage.cache_write
     if conversation_id is None and session is not None:
-        conversation_id = session.seed
+        conversation_id = session.seed if key is None else keyed_digest(key, session.seed)
     if conversation_id is not None:
         attributes[GEN_AI_CONVERSATION_ID] = conversation_id
     if content:

@@ -1,7 +1,8 @@
-//! Digests: `blake3:` + lowercase hex of BLAKE3-256.
+//! Digests: `blake3:` + lowercase hex of BLAKE3-256, and keyed digests: `blake3-keyed:` +
+//! lowercase hex of BLAKE3-256 in keyed mode, over the same bytes.
 //!
-//! The prefix names the algorithm, so a later format can change it without any digest
-//! ever being ambiguous.
+//! The prefix names the algorithm (and the mode), so a later format can change it without
+//! any digest ever being ambiguous, and a keyed digest is never mistaken for a plain one.
 //!
 //! Besides hashing a buffer, this module hashes canonical JSON *as it is written*
 //! ([`JsonHasher`]): a string is escaped a block at a time into a small buffer that is fed to
@@ -15,6 +16,12 @@ use crate::value::Value;
 
 /// Every digest starts with this.
 pub const DIGEST_PREFIX: &str = "blake3:";
+
+/// Every keyed digest starts with this (FORMAT.md § 2.1).
+pub const KEYED_DIGEST_PREFIX: &str = "blake3-keyed:";
+
+/// The length of a key, in bytes: BLAKE3's keyed mode takes exactly 32.
+pub const KEY_LEN: usize = blake3::KEY_LEN;
 
 /// Below this many bytes, [`digest_bytes_parallel`] hashes on the calling thread alone:
 /// blake3's own guidance is that Rayon's fork-join costs more than it saves under 128 KiB on
@@ -40,6 +47,32 @@ pub fn digest_bytes(data: &[u8]) -> String {
     format_digest(blake3::hash(data).as_bytes())
 }
 
+/// `blake3-keyed:` + the 64 hex digits of a keyed BLAKE3-256 hash.
+pub fn format_keyed_digest(hash: &[u8; 32]) -> String {
+    let mut out = String::with_capacity(KEYED_DIGEST_PREFIX.len() + 64);
+    out.push_str(KEYED_DIGEST_PREFIX);
+    out.push_str(blake3::Hash::from_bytes(*hash).to_hex().as_str());
+    out
+}
+
+/// `blake3-keyed:` + hex of BLAKE3-256 of `data` in keyed mode with `key`: the keyed form of
+/// [`digest_bytes`], over the same bytes.
+pub fn keyed_digest_bytes(key: &[u8; KEY_LEN], data: &[u8]) -> String {
+    format_keyed_digest(blake3::keyed_hash(key, data).as_bytes())
+}
+
+/// [`keyed_digest_bytes`] on Rayon's thread pool for inputs of at least
+/// [`PARALLEL_THRESHOLD`] bytes; the same digest.
+#[cfg(feature = "rayon")]
+pub fn keyed_digest_bytes_parallel(key: &[u8; KEY_LEN], data: &[u8]) -> String {
+    if data.len() < PARALLEL_THRESHOLD {
+        return keyed_digest_bytes(key, data);
+    }
+    let mut hasher = blake3::Hasher::new_keyed(key);
+    hasher.update_rayon(data);
+    format_keyed_digest(hasher.finalize().as_bytes())
+}
+
 /// [`digest_bytes`] on Rayon's thread pool (as many threads as cores, or
 /// `RAYON_NUM_THREADS`), for inputs of at least [`PARALLEL_THRESHOLD`] bytes; the same digest.
 #[cfg(feature = "rayon")]
@@ -55,6 +88,12 @@ pub fn digest_bytes_parallel(data: &[u8]) -> String {
 /// The digest of the canonical JSON of `value`.
 pub fn digest(value: &Value) -> Result<String, CanonicalError> {
     Ok(digest_bytes(&value.to_canonical()?))
+}
+
+/// The keyed digest of the canonical JSON of `value`: the keyed form of [`digest`], over the
+/// same canonical bytes.
+pub fn keyed_digest(key: &[u8; KEY_LEN], value: &Value) -> Result<String, CanonicalError> {
+    Ok(keyed_digest_bytes(key, &value.to_canonical()?))
 }
 
 /// The digest of the canonical JSON of the string `text` (its JSON string form), written
@@ -130,8 +169,17 @@ pub(crate) struct JsonHasher {
 
 impl JsonHasher {
     pub(crate) fn new() -> Self {
+        Self::with(blake3::Hasher::new())
+    }
+
+    /// In keyed mode, with `key` (`None`: the plain hash, as [`JsonHasher::new`]).
+    pub(crate) fn new_keyed(key: Option<&[u8; KEY_LEN]>) -> Self {
+        Self::with(key.map_or_else(blake3::Hasher::new, blake3::Hasher::new_keyed))
+    }
+
+    fn with(hasher: blake3::Hasher) -> Self {
         Self {
-            hasher: blake3::Hasher::new(),
+            hasher,
             pending: Vec::new(),
         }
     }
@@ -258,6 +306,73 @@ mod tests {
             }
         }
         assert_eq!(hasher.finalize(), *blake3::hash(&whole).as_bytes());
+    }
+
+    /// The key of the BLAKE3 specification's test vectors.
+    const ELVISH: &[u8; 32] = b"whats the Elvish word for friend";
+
+    #[test]
+    fn keyed_empty_input_matches_the_blake3_reference() {
+        // keyed_hash of the empty input, from the BLAKE3 specification's test vectors.
+        assert_eq!(
+            keyed_digest_bytes(ELVISH, b""),
+            "blake3-keyed:92b2b75604ed3c761f9d6f62392c8a9227ad0ea3f09573e783f1498a4ed60d26"
+        );
+    }
+
+    #[test]
+    fn keyed_digest_hashes_the_canonical_bytes_under_its_own_prefix() {
+        let v = Value::Object(vec![
+            ("b".into(), Value::Null),
+            ("a".into(), Value::Bool(true)),
+        ]);
+        let canonical = br#"{"a":true,"b":null}"#;
+        let keyed = keyed_digest(ELVISH, &v).unwrap();
+        assert_eq!(keyed, keyed_digest_bytes(ELVISH, canonical));
+        assert_eq!(
+            keyed,
+            format!(
+                "{KEYED_DIGEST_PREFIX}{}",
+                blake3::keyed_hash(ELVISH, canonical).to_hex()
+            )
+        );
+        // The same hex under the other prefix would be a different hash: never the plain one.
+        let plain = digest_bytes(canonical);
+        assert_ne!(
+            keyed[KEYED_DIGEST_PREFIX.len()..],
+            plain[DIGEST_PREFIX.len()..]
+        );
+        assert_ne!(keyed_digest_bytes(&[0; 32], canonical), keyed);
+    }
+
+    #[test]
+    fn keyed_streamed_strings_hash_as_their_canonical_json() {
+        let unit = "a\"b\\c\u{1}\n\u{e9}\u{1f600}";
+        for len in [0, 1, HASH_BLOCK - 1, HASH_BLOCK + 1, 3 * BLOCK + 7] {
+            let text: String = unit.chars().cycle().take(len).collect();
+            let mut hasher = JsonHasher::new_keyed(Some(ELVISH));
+            hasher.string(&text);
+            let value = Value::String(text);
+            assert_eq!(
+                format_keyed_digest(&hasher.finalize()),
+                keyed_digest(ELVISH, &value).unwrap(),
+                "{len} chars"
+            );
+        }
+    }
+
+    #[cfg(feature = "rayon")]
+    #[test]
+    fn parallel_keyed_digest_is_the_same_keyed_digest() {
+        let data: Vec<u8> = (0..PARALLEL_THRESHOLD * 3 + 5)
+            .map(|i| (i * 7) as u8)
+            .collect();
+        for len in [0, 10, PARALLEL_THRESHOLD, data.len()] {
+            assert_eq!(
+                keyed_digest_bytes_parallel(ELVISH, &data[..len]),
+                keyed_digest_bytes(ELVISH, &data[..len])
+            );
+        }
     }
 
     #[cfg(feature = "rayon")]

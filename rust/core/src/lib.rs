@@ -2,7 +2,8 @@
 //!
 //! * [`canonical`]: RFC 8785 (JCS) output primitives, and canonical JSON of a [`Value`].
 //! * [`parse`]: a strict JSON text parser that refuses what JCS cannot represent.
-//! * [`digest`]: `blake3:`-prefixed digests of bytes and of canonical JSON.
+//! * [`digest`]: `blake3:`-prefixed digests of bytes and of canonical JSON, and their keyed
+//!   (`blake3-keyed:`) forms.
 //! * [`runcontext`]: validation, rendering and digests of a [`RunContext`] (format v1).
 //! * [`transcript`]: the transcript record format (version 2): canonical lines, the record
 //!   chain, and the strict, ordered verification of each line.
@@ -43,16 +44,18 @@ pub mod value;
 
 pub use args::{Arg, ArgError, ArgNode, Shape};
 pub use canonical::{CanonicalError, CanonicalErrorKind, MAX_DEPTH, MAX_SAFE_INTEGER};
-#[cfg(feature = "rayon")]
-pub use digest::digest_bytes_parallel;
 pub use digest::{
-    digest, digest_bytes, digest_json_str, format_digest, DIGEST_PREFIX, PARALLEL_THRESHOLD,
+    digest, digest_bytes, digest_json_str, format_digest, format_keyed_digest, keyed_digest,
+    keyed_digest_bytes, DIGEST_PREFIX, KEYED_DIGEST_PREFIX, KEY_LEN, PARALLEL_THRESHOLD,
 };
+#[cfg(feature = "rayon")]
+pub use digest::{digest_bytes_parallel, keyed_digest_bytes_parallel};
 pub use parse::{canonicalize_text, parse, ParseError, ParseErrorKind};
 pub use path::JsonPath;
 pub use runcontext::{
-    context_digests, render_head, render_tail, section_digest, ContextDigests, Entry, Kept,
-    KeptEntries, Position, RunContext, RunContextError, RunContextErrorKind, Section,
-    FORMAT_VERSION, MAX_ENTRIES, TAIL_CLOSING, TAIL_HEADING,
+    context_digests, keyed_context_digests, keyed_section_digest, render_head, render_tail,
+    section_digest, ContextDigests, Entry, Kept, KeptEntries, Position, RunContext,
+    RunContextError, RunContextErrorKind, Section, FORMAT_VERSION, MAX_ENTRIES, TAIL_CLOSING,
+    TAIL_HEADING,
 };
 pub use value::Value;

@@ -8,7 +8,7 @@ use std::fmt;
 
 use crate::args::{Arg, ArgError, ArgNode, Shape};
 use crate::canonical::{quoted, write_str};
-use crate::digest::{format_digest, json_string_pieces, JsonHasher};
+use crate::digest::{format_digest, format_keyed_digest, json_string_pieces, JsonHasher, KEY_LEN};
 
 /// Version of the rendering and digest format.
 pub const FORMAT_VERSION: u32 = 1;
@@ -741,17 +741,30 @@ pub fn context_digests<A: AsRef<str>, B: AsRef<str>, C: AsRef<str>, D: AsRef<str
     facts: &[(C, D)],
     tail: &[(A, B)],
 ) -> ContextDigests {
-    hash_document(head, facts, tail, true)
+    hash_document(None, head, facts, tail, true)
+}
+
+/// [`context_digests`] in BLAKE3's keyed mode with `key`, over the same canonical bytes
+/// (FORMAT.md § 2.1): format each hash with
+/// [`format_keyed_digest`](crate::digest::format_keyed_digest).
+pub fn keyed_context_digests<A: AsRef<str>, B: AsRef<str>, C: AsRef<str>, D: AsRef<str>>(
+    key: &[u8; KEY_LEN],
+    head: &[(A, B)],
+    facts: &[(C, D)],
+    tail: &[(A, B)],
+) -> ContextDigests {
+    hash_document(Some(key), head, facts, tail, true)
 }
 
 fn hash_document<A: AsRef<str>, B: AsRef<str>, C: AsRef<str>, D: AsRef<str>>(
+    key: Option<&[u8; KEY_LEN]>,
     head: &[(A, B)],
     facts: &[(C, D)],
     tail: &[(A, B)],
     with_sections: bool,
 ) -> ContextDigests {
     // Written in canonical form directly: the keys are already in sorted order.
-    let mut doc = JsonHasher::new();
+    let mut doc = JsonHasher::new_keyed(key);
     let mut sections = Vec::with_capacity(if with_sections {
         head.len() + tail.len()
     } else {
@@ -765,15 +778,15 @@ fn hash_document<A: AsRef<str>, B: AsRef<str>, C: AsRef<str>, D: AsRef<str>>(
         doc.string(value.as_ref());
         doc.raw(b"]");
     }
-    for (key, part) in [(&b"],\"head\":["[..], head), (&b"],\"tail\":["[..], tail)] {
-        doc.raw(key);
+    for (member, part) in [(&b"],\"head\":["[..], head), (&b"],\"tail\":["[..], tail)] {
+        doc.raw(member);
         for (i, (name, text)) in part.iter().enumerate() {
             let (name, text) = (name.as_ref(), text.as_ref());
             doc.raw(if i == 0 { b"[" } else { b",[" });
             doc.string(name);
             doc.raw(b",");
             if with_sections {
-                let mut section = JsonHasher::new();
+                let mut section = JsonHasher::new_keyed(key);
                 section.raw(b"{\"name\":");
                 section.string(name);
                 section.raw(b",\"text\":");
@@ -848,18 +861,27 @@ pub fn digest_of_kept<S: AsRef<str>, T: AsRef<str>, F: AsRef<str>, G: AsRef<str>
     facts: &[(F, G)],
     tail: &[(S, T)],
 ) -> String {
-    format_digest(&hash_document(head, facts, tail, false).digest)
+    format_digest(&hash_document(None, head, facts, tail, false).digest)
 }
 
 /// `digest({"name": name, "text": text})`: what a transcript stores a section body under.
 pub fn section_digest(name: &str, text: &str) -> String {
-    let mut section = JsonHasher::new();
+    format_digest(&hash_section(None, name, text))
+}
+
+/// `keyed_digest(key, {"name": name, "text": text})`: the keyed form of [`section_digest`].
+pub fn keyed_section_digest(key: &[u8; KEY_LEN], name: &str, text: &str) -> String {
+    format_keyed_digest(&hash_section(Some(key), name, text))
+}
+
+fn hash_section(key: Option<&[u8; KEY_LEN]>, name: &str, text: &str) -> [u8; 32] {
+    let mut section = JsonHasher::new_keyed(key);
     section.raw(b"{\"name\":");
     section.string(name);
     section.raw(b",\"text\":");
     section.string(text);
     section.raw(b"}");
-    format_digest(&section.finalize())
+    section.finalize()
 }
 
 /// `found` of a [`RunContextErrorKind::NotAPair`]: the type, and the length of a sequence.
@@ -1202,5 +1224,40 @@ are unique across head and tail together; a dropped entry still owns its name)"
             section_digest("a", "b\n"),
             digest_bytes(br#"{"name":"a","text":"b\n"}"#)
         );
+    }
+
+    #[test]
+    fn keyed_digests_are_keyed_hashes_of_the_same_documents() {
+        use crate::digest::keyed_digest_bytes;
+        let key = [7_u8; 32];
+        let long = "x\u{e9}\"".repeat(20_000); // past the hashers' 16 KiB blocks
+        let rc = RunContext::new(
+            vec![e("identity", "You are a careful agent."), e("big", &long)],
+            vec![e("date", "2026-11-30")],
+            vec![e("agents", "Use tabs.")],
+        )
+        .unwrap();
+        let keyed = keyed_context_digests(&key, rc.head_sections(), rc.facts(), rc.tail_sections());
+        assert_eq!(
+            format_keyed_digest(&keyed.digest),
+            keyed_digest_bytes(&key, &rc.canonical_document())
+        );
+        let pairs = rc.head_sections().iter().chain(rc.tail_sections());
+        let expected: Vec<String> = pairs
+            .map(|(name, text)| {
+                let mut json = br#"{"name":"#.to_vec();
+                write_str(&mut json, name);
+                json.extend_from_slice(br#","text":"#);
+                write_str(&mut json, text);
+                json.push(b'}');
+                keyed_digest_bytes(&key, &json)
+            })
+            .collect();
+        let got: Vec<String> = keyed.sections.iter().map(format_keyed_digest).collect();
+        assert_eq!(got, expected);
+        assert_eq!(got[1], keyed_section_digest(&key, "big", &long));
+        // The plain digests are unchanged by the keyed path.
+        let plain = context_digests(rc.head_sections(), rc.facts(), rc.tail_sections());
+        assert_eq!(format_digest(&plain.digest), rc.digest());
     }
 }

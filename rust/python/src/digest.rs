@@ -23,7 +23,7 @@
 //! mutable and read through borrowed pointers (`canonical.rs`); only the hashing of the
 //! canonical bytes, which by then belong to this thread, happens without it.
 
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyMemoryView, PyString};
@@ -121,4 +121,115 @@ pub fn digest_bytes(py: Python<'_>, data: &Bound<'_, PyAny>, parallel: bool) -> 
     // SAFETY: releases the export made above, once.
     unsafe { ffi::PyBuffer_Release(&mut view) };
     Ok(digest)
+}
+
+// Keyed digests (docs/FORMAT.md § 2.1): safe PyO3 only. The canonical JSON of
+// a value is made as a `bytes` (`canonical_json`), which this thread owns, so it is hashed
+// with the GIL released above the threshold; a `bytes` argument is hashed in place as in
+// `digest_bytes`, and any other contiguous buffer is copied first with the GIL held (its
+// copy is then immutable and this call's own).
+
+/// The 32-byte key of a keyed digest: a `bytes` object of exactly [`KEY_LEN`] bytes.
+///
+/// [`KEY_LEN`]: runcontext_core::KEY_LEN
+pub(crate) fn key_of(key: &Bound<'_, PyAny>) -> PyResult<[u8; runcontext_core::KEY_LEN]> {
+    let Ok(bytes) = key.cast::<PyBytes>() else {
+        let hint = if key.is_instance_of::<PyString>() {
+            "a key is random bytes, not a passphrase or hex text"
+        } else {
+            "convert a bytes-like key with bytes(key)"
+        };
+        return Err(PyTypeError::new_err(format!(
+            "key: expected {} bytes (a bytes object), got {}; {hint}; make one with \
+             secrets.token_bytes({}) and keep it secret",
+            runcontext_core::KEY_LEN,
+            type_name(key),
+            runcontext_core::KEY_LEN
+        )));
+    };
+    <[u8; runcontext_core::KEY_LEN]>::try_from(bytes.as_bytes()).map_err(|_| {
+        PyValueError::new_err(format!(
+            "key: expected exactly {len} bytes (BLAKE3's keyed mode), got {} bytes; make one \
+             with secrets.token_bytes({len}) and keep it secret",
+            bytes.as_bytes().len(),
+            len = runcontext_core::KEY_LEN
+        ))
+    })
+}
+
+fn keyed_hash(key: &[u8; runcontext_core::KEY_LEN], data: &[u8], parallel: bool) -> String {
+    if parallel {
+        runcontext_core::keyed_digest_bytes_parallel(key, data)
+    } else {
+        runcontext_core::keyed_digest_bytes(key, data)
+    }
+}
+
+/// Hashes `bytes` (which this call keeps alive and which cannot change), releasing the GIL
+/// above the threshold.
+fn keyed_hash_bytes(
+    py: Python<'_>,
+    key: &[u8; runcontext_core::KEY_LEN],
+    bytes: &Bound<'_, PyBytes>,
+    parallel: bool,
+) -> String {
+    let data = bytes.as_bytes();
+    if data.len() <= DETACH_THRESHOLD {
+        return keyed_hash(key, data, parallel);
+    }
+    py.detach(|| keyed_hash(key, data, parallel))
+}
+
+/// `blake3-keyed:` + hex of keyed BLAKE3-256 of the canonical JSON of `value`: the keyed
+/// form of `digest`, over the same bytes.
+#[pyfunction]
+#[pyo3(signature = (key, value, /))]
+pub fn keyed_digest(
+    py: Python<'_>,
+    key: &Bound<'_, PyAny>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<String> {
+    let key = key_of(key)?;
+    let canonical = crate::canonical::canonical_json(py, value)?;
+    Ok(keyed_hash_bytes(py, &key, &canonical, false))
+}
+
+/// `blake3-keyed:` + hex of keyed BLAKE3-256 of raw bytes (any contiguous buffer): the keyed
+/// form of `digest_bytes`; `parallel=True` hashes 128 KiB or more on several threads.
+#[pyfunction]
+#[pyo3(signature = (key, data, /, *, parallel = false))]
+pub fn keyed_digest_bytes(
+    py: Python<'_>,
+    key: &Bound<'_, PyAny>,
+    data: &Bound<'_, PyAny>,
+    parallel: bool,
+) -> PyResult<String> {
+    let key = key_of(key)?;
+    if let Ok(bytes) = data.cast::<PyBytes>() {
+        return Ok(keyed_hash_bytes(py, &key, bytes, parallel));
+    }
+    // Any other buffer: its bytes copied (in C order) with the GIL held; the copy is this
+    // call's own, immutable `bytes`.
+    let copy = PyMemoryView::from(data)
+        .ok()
+        .filter(|view| {
+            view.getattr(pyo3::intern!(py, "c_contiguous"))
+                .and_then(|flag| flag.is_truthy())
+                .unwrap_or(false)
+        })
+        .and_then(|view| view.call_method0(pyo3::intern!(py, "tobytes")).ok())
+        .and_then(|copy| copy.cast_into::<PyBytes>().ok());
+    let Some(copy) = copy else {
+        return Err(PyTypeError::new_err(format!(
+            "keyed_digest_bytes() takes bytes or a contiguous bytes-like object as data, got \
+             {}; {}",
+            type_name(data),
+            if data.is_instance_of::<PyString>() {
+                "encode text first, e.g. data.encode()"
+            } else {
+                "pass bytes(data)"
+            }
+        )));
+    };
+    Ok(keyed_hash_bytes(py, &key, &copy, parallel))
 }

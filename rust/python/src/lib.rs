@@ -23,6 +23,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(canonical::canonicalize_text, m)?)?;
     m.add_function(wrap_pyfunction!(digest::digest, m)?)?;
     m.add_function(wrap_pyfunction!(digest::digest_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(digest::keyed_digest, m)?)?;
+    m.add_function(wrap_pyfunction!(digest::keyed_digest_bytes, m)?)?;
+    m.add("KEYED_DIGEST_PREFIX", runcontext_core::KEYED_DIGEST_PREFIX)?;
+    m.add("KEY_BYTES", runcontext_core::KEY_LEN)?;
     m.add_class::<runcontext::RunContext>()?;
     m.add_class::<transcript::Transcript>()?;
     m.add_class::<records::Section>()?;

@@ -457,6 +457,43 @@ impl RunContext {
         )
     }
 
+    /// The keyed forms of `digest` and `section_digests`, taken in one pass over the texts:
+    /// `(context digest, (section digest, …))`, each `blake3-keyed:` + 64 hex
+    /// (docs/FORMAT.md § 2.1). `key` is 32 bytes.
+    #[pyo3(signature = (key, /))]
+    fn keyed_digests<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<(String, Bound<'py, PyTuple>)> {
+        let key = crate::digest::key_of(key)?;
+        let ((h, _), (f, _), (t, _)) = (read(&self.head), read(&self.facts), read(&self.tail));
+        let size: usize = [&h, &f, &t]
+            .iter()
+            .flat_map(|part| part.iter())
+            .map(|(n, t)| n.len() + t.len())
+            .sum();
+        let hash = || runcontext_core::keyed_context_digests(&key, &h, &f, &t);
+        // Reading the texts without the GIL is sound for the reason given in `new`: they are
+        // the immutable strs this context holds, and `self` outlives the call.
+        let digests = if size > DETACH_THRESHOLD {
+            py.detach(hash)
+        } else {
+            hash()
+        };
+        let sections = PyTuple::new(
+            py,
+            digests
+                .sections
+                .iter()
+                .map(runcontext_core::format_keyed_digest),
+        )?;
+        Ok((
+            runcontext_core::format_keyed_digest(&digests.digest),
+            sections,
+        ))
+    }
+
     /// Kept facts, normalised, as `(name, value)` tuples in order (built on each access).
     #[getter]
     fn facts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {

@@ -117,6 +117,14 @@ def many_keys() -> dict[str, int]:
     return {k: i for i, k in enumerate(keys)}
 
 
+def many_keys_few_emoji() -> dict[str, int]:
+    """(g) with one key in a thousand ending in an emoji (a character above U+FFFF)."""
+    rng = random.Random(15)
+    keys = [f"key_{i:05d}" + ("\U0001f600" if i % 1000 == 999 else "") for i in range(10_000)]
+    rng.shuffle(keys)
+    return {k: i for i, k in enumerate(keys)}
+
+
 def cjk_emoji() -> list[str]:
     """Messages of CJK and emoji text (no escapes): the UTF-8 path of non-ASCII strings."""
     rng = random.Random(16)
@@ -133,6 +141,7 @@ PAYLOADS: dict[str, Callable[[], Any]] = {
     "(f) 1 MB string, 16 % escaped": escaped_string,
     "(g) dict of 10,000 keys": many_keys,
     "(h) CJK/emoji text": cjk_emoji,
+    "(i) dict of 10,000 keys, a few emoji": many_keys_few_emoji,
 }
 
 

@@ -152,8 +152,8 @@ def keys_that_stress_the_prefix_sort() -> list[str]:
 
 @pytest.mark.parametrize("astral", [False, True])
 def test_large_dicts_sort_by_utf16_code_units(astral: bool) -> None:
-    # Dicts of at least 32 members sort on a key prefix (without keys above U+FFFF in their
-    # first sixteen bytes) or on whole keys (with them); both must give the reference order.
+    # Dicts of at least 32 members sort on a sixteen-byte key prefix, with or without keys
+    # above U+FFFF in it; both must give the reference order.
     keys = [k for k in keys_that_stress_the_prefix_sort() if astral or not has_astral(k[:16])]
     assert len(keys) >= 32
     for seed in range(3):

@@ -326,7 +326,7 @@ def test_the_transcripts_reach_every_case(transcripts: list[Path]) -> None:
         "  (no context)\n",
         "  billed   ",
         "\\x1b[2K",  # controls in values, escaped
-        "na\\u202eme",  # and in names
+        "na⟨U+202E⟩me",  # and in names
         "a\\nb",  # line breaks kept on one line
         "run 1  999-12-31 ",  # strftime's year before 1000
         "  told 0999-01-01",

@@ -1,4 +1,5 @@
-"""The printable-text shortcut of runcontext._controls never hides a control character."""
+"""The printable-ASCII shortcut of runcontext._controls never hides an invisible or control
+character, and `visible` / `json_text` are the patterns."""
 
 from __future__ import annotations
 
@@ -12,25 +13,28 @@ from hypothesis import strategies as st
 import runcontext._controls as controls
 from runcontext.cli._terminal import _escape, json_text, visible
 
-
-def test_every_control_is_unprintable() -> None:
-    pattern = re.compile(controls.SOURCES["CONTROLS"])
-    members = [chr(code) for code in range(0x110000) if pattern.fullmatch(chr(code))]
-    assert len(members) == 30 + 33 + 3 + 5 + 4  # C0 but \n and \t, DEL and C1, bidi
-    assert all(controls.may_hold_controls(f"a{c}b\n") for c in members)
-    assert not controls.may_hold_controls("naïve — 日本語\n\tok")
+SAMPLES = "\n\t\r\x1b\u202e\x9b\u200b\ufe0f\U000e0049\U000e0020\U000e007f\U000e0100"
 
 
-@given(st.text(st.characters(codec="utf-8") | st.sampled_from("\n\t\r\x1b\u202e\x9b")))
+def test_every_member_is_seen_by_the_shortcut() -> None:
+    members = [chr(code) for first, last, _ in controls.RANGES for code in range(first, last + 1)]
+    assert all(controls.holds_invisible(f"a{c}b\n") for c in members)
+    assert not controls.holds_invisible("plain ASCII\n\tok ~")
+
+
+@given(st.text(st.characters(codec="utf-8") | st.sampled_from(SAMPLES)))
 def test_visible_and_json_text_are_the_patterns(text: str) -> None:
-    assert visible(text) == re.sub(controls.SOURCES["CONTROLS"], _escape, text)
+    assert visible(text) == re.sub(controls.SOURCES["INVISIBLE"], _escape, text)
     escaped = json_text(text)
-    assert re.search(controls.SOURCES["CONTROLS_JSON_LEAVES"], escaped) is None
+    assert re.search(controls.SOURCES["INVISIBLE_JSON_LEAVES"], escaped) is None
+    assert re.search(controls.SOURCES["INVISIBLE"], visible(text).replace("\n", "")) is None
+    holds = re.search(controls.SOURCES["INVISIBLE"], text) is not None
+    assert controls.holds_invisible(text) == holds
 
 
 def test_the_patterns_compile_on_first_use() -> None:
-    assert controls.CONTROLS.pattern == controls.SOURCES["CONTROLS"]
-    assert controls.CONTROLS is controls.CONTROLS  # compiled once
+    assert controls.INVISIBLE.pattern == controls.SOURCES["INVISIBLE"]
+    assert controls.INVISIBLE is controls.INVISIBLE  # compiled once
     code = (
         "import runcontext._controls as c\nfrom runcontext.cli._terminal import visible\n"
         "assert visible('plain\\ttext\\n') == 'plain\\ttext\\n'\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
 import pickle
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -35,6 +36,9 @@ def _samples(tmp_path: Path) -> list[BaseException]:
         conversation_mismatch = _raised(
             lambda: session.check_conversation([hi, {"role": "assistant", "content": "bye"}])
         )
+    with Session.create(tmp_path / "r.jsonl", [hi]) as replaced:
+        os.replace(session_path, tmp_path / "r.jsonl")
+        replaced_error = _raised(lambda: replaced.append_messages([hi]))
     garbage = tmp_path / "garbage.jsonl"
     garbage.write_bytes(b"not json\n")
     where = tmp_path / "t.jsonl"
@@ -56,8 +60,10 @@ def _samples(tmp_path: Path) -> list[BaseException]:
         runcontext.transcript.TranscriptVersionError("too new", path=where, line=1),
         runcontext.transcript.TranscriptDigestError("altered", path=where, line=4),
         runcontext.transcript.TornTranscriptError("torn", path=where, line=7),
+        replaced_error,  # TranscriptReplacedError
         runcontext.transcript.TornTranscriptWarning("torn tail"),
         runcontext.transcript.UnchainedTranscriptWarning("version 1"),
+        runcontext.budget.UnreadableUsageWarning("no usage"),
         runcontext.transcript.RunNotRecordedError("lost", path=where, outcome={"reply": 1}),
         _raised(
             lambda: runcontext.budget.Budget(context_window=10).check(

@@ -97,3 +97,24 @@ def test_a_writer_that_appended_in_between_does_not_lose_the_reply(tmp_path: Pat
     assert "ConversationMismatchError" in str(info.value)
     mine.close()
     other.close()
+
+
+def test_a_reply_that_is_not_a_message_comes_back_as_the_response(tmp_path: Path) -> None:
+    """The reply converter fails on what the backend returned: the response was paid for."""
+    response = {"object": "chat.completion", "choices": []}
+    backend = Backend(response)
+
+    def first_choice(completion: Any) -> dict[str, Any]:
+        return dict(completion["choices"][0]["message"])
+
+    with Session.create(tmp_path / "s.jsonl", [SEED]) as session:
+        loop = Loop(backend, session=session, reply=first_choice)
+        for run in (loop.run, lambda m: asyncio.run(loop.arun(m))):
+            with pytest.raises(RunNotRecordedError, match=r"\(IndexError: list index") as info:
+                run([SEED, {"role": "user", "content": "hi"}])
+            outcome = info.value.outcome
+            assert outcome.response is response and outcome.reply == {}
+            assert outcome.request is backend.requests[-1]
+            assert isinstance(info.value.__cause__, IndexError)
+        assert len(backend.requests) == 2
+        assert session.runs() == []

@@ -1,13 +1,15 @@
-"""The characters a terminal obeys rather than shows: one definition for the CLI, which makes
-them visible, and for the instructions provider, which reports them.
+"""The characters a reader does not see as written: one definition for the CLI, which shows
+them as escapes, and for the instructions provider, which reports them.
 
-C0 controls but newline and tab (carriage return included: alone it rewrites the line), DEL,
-C1 controls, and the Unicode bidirectional controls that reorder what is displayed.
+:data:`RANGES` is the set (docs/PROVIDERS.md, *Invisible and control characters*, mirrors it
+and says why each range is there): C0 controls but newline and tab (carriage return included:
+alone it rewrites the line), DEL, C1 controls, every format (Cf) character, the bidirectional
+controls among them, and every Default_Ignorable_Code_Point of Unicode 16.0's
+DerivedCoreProperties.txt (tag characters, zero-width characters, variation selectors, Hangul
+fillers and the reserved ranges a renderer must not draw either).
 
-Every one of them is a format (Cf) or control (Cc) character, which ``str.isprintable``
-refuses: text that is printable once its newlines and tabs are taken out has none, and
-:func:`may_hold_controls` says so at C speed, for any script. The patterns, whose compiling
-was 5 M of the instructions `runcontext show` costs to start (issue 13), are compiled when first
+Text that is ASCII and printable once its newlines and tabs are taken out holds none of
+them, and :func:`holds_invisible` says so at C speed. The patterns are compiled when first
 used, which such text never needs.
 """
 
@@ -18,30 +20,151 @@ import re
 TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
 if TYPE_CHECKING:
     # Compiled on first use (see __getattr__ below).
-    CONTROLS: re.Pattern[str]
-    CONTROLS_JSON_LEAVES: re.Pattern[str]
+    INVISIBLE: re.Pattern[str]
+    INVISIBLE_JSON_LEAVES: re.Pattern[str]
+    INVISIBLE_ONE: re.Pattern[str]
+    INVISIBLE_BMP: re.Pattern[str]
+    INVISIBLE_ASTRAL: re.Pattern[str]
+    ASTRAL: re.Pattern[str]
+    TAG_RUN: re.Pattern[str]
 
-__all__ = ["CONTROLS", "CONTROLS_JSON_LEAVES", "SOURCES", "may_hold_controls"]
+__all__ = [
+    "ASTRAL",
+    "INVISIBLE",
+    "INVISIBLE_ASTRAL",
+    "INVISIBLE_BMP",
+    "INVISIBLE_JSON_LEAVES",
+    "INVISIBLE_ONE",
+    "RANGES",
+    "SOURCES",
+    "TAGS",
+    "TAG_OFFSET",
+    "TAG_RUN",
+    "decode_tags",
+    "holds_invisible",
+    "pattern_for",
+    "what",
+]
 
-_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+# (first, last, what it is): inclusive code point ranges, in order, none overlapping.
+RANGES: tuple[tuple[int, int, str], ...] = (
+    (0x0000, 0x0008, "C0 controls"),
+    (0x000B, 0x001F, "C0 controls"),
+    (0x007F, 0x009F, "DEL and C1 controls"),
+    (0x00AD, 0x00AD, "soft hyphen"),
+    (0x034F, 0x034F, "combining grapheme joiner"),
+    (0x0600, 0x0605, "Arabic number signs (Cf)"),
+    (0x061C, 0x061C, "Arabic letter mark (bidi)"),
+    (0x06DD, 0x06DD, "Arabic end of ayah (Cf)"),
+    (0x070F, 0x070F, "Syriac abbreviation mark (Cf)"),
+    (0x0890, 0x0891, "Arabic pound and piastre marks above (Cf)"),
+    (0x08E2, 0x08E2, "Arabic disputed end of ayah (Cf)"),
+    (0x115F, 0x1160, "Hangul choseong and jungseong fillers"),
+    (0x17B4, 0x17B5, "Khmer inherent vowels"),
+    (0x180B, 0x180F, "Mongolian variation selectors and vowel separator"),
+    (
+        0x200B,
+        0x200F,
+        "zero-width space, non-joiner, joiner; left-to-right, right-to-left marks",
+    ),
+    (0x202A, 0x202E, "bidi embeddings, pop and overrides"),
+    (0x2060, 0x206F, "word joiner, invisible operators, bidi isolates, deprecated format controls"),
+    (0x3164, 0x3164, "Hangul filler"),
+    (0xFE00, 0xFE0F, "variation selectors 1-16"),
+    (0xFEFF, 0xFEFF, "zero-width no-break space (byte order mark)"),
+    (0xFFA0, 0xFFA0, "halfwidth Hangul filler"),
+    (0xFFF0, 0xFFFB, "reserved default-ignorable; interlinear annotation controls (Cf)"),
+    (0x110BD, 0x110BD, "Kaithi number sign (Cf)"),
+    (0x110CD, 0x110CD, "Kaithi number sign above (Cf)"),
+    (0x13430, 0x1343F, "Egyptian hieroglyph format controls (Cf)"),
+    (0x1BCA0, 0x1BCA3, "shorthand format controls"),
+    (0x1D173, 0x1D17A, "musical beam and phrase controls"),
+    (0xE0000, 0xE007F, "tag characters"),
+    (0xE0080, 0xE00FF, "reserved default-ignorable"),
+    (0xE0100, 0xE01EF, "variation selectors 17-256"),
+    (0xE01F0, 0xE0FFF, "reserved default-ignorable"),
+)
+
+# The tag characters that spell printable ASCII: U+E0020-U+E007E is " " to "~" plus 0xE0000.
+# A run of them is shown (and reported) decoded, which makes a hidden sentence readable.
+TAGS = (0xE0020, 0xE007E)
+TAG_OFFSET = 0xE0000
+
+
+def _code(code: int) -> str:
+    return f"\\x{code:02x}" if code < 0x100 else f"\\U{code:08x}"
+
+
+def _class(ranges: tuple[tuple[int, int, str], ...]) -> str:
+    parts = (_code(a) if a == b else f"{_code(a)}-{_code(b)}" for a, b, _ in ranges)
+    return f"[{''.join(parts)}]"
+
+
+_BMP = tuple(r for r in RANGES if r[1] <= 0xFFFF)
+_ASTRAL = tuple(r for r in RANGES if r[0] > 0xFFFF)
+
 SOURCES = {
-    "CONTROLS": f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]",
-    # The subset json.dumps(ensure_ascii=False) leaves raw (it escapes C0 itself).
-    "CONTROLS_JSON_LEAVES": f"[\x7f-\x9f{_BIDI}]",
+    # A run of printable tag characters, or any one character of RANGES.
+    "INVISIBLE": f"[{_code(TAGS[0])}-{_code(TAGS[1])}]+|{_class(RANGES)}",
+    "INVISIBLE_ONE": _class(RANGES),
+    # What json.dumps(ensure_ascii=False) leaves raw: all of RANGES but C0 (it escapes C0).
+    "INVISIBLE_JSON_LEAVES": _class(tuple(r for r in RANGES if r[0] >= 0x7F)),
+    # For holds_invisible, the same set split in three patterns that each run at C speed:
+    # `re` tests a class of BMP characters with one table lookup, but a class that has a
+    # character beyond U+FFFF range by range, ten times slower, and so does an alternation.
+    "INVISIBLE_BMP": _class(_BMP),
+    "ASTRAL": f"[{_code(0x10000)}-{_code(0x10FFFF)}]",
+    "INVISIBLE_ASTRAL": _class(_ASTRAL),
+    "TAG_RUN": f"[{_code(TAGS[0])}-{_code(TAGS[1])}]+",
 }
 
 
-def may_hold_controls(text: str) -> bool:
-    """``False`` when ``text`` holds none of :data:`CONTROLS` (``True`` does not say it does:
-    a no-break space or a zero-width joiner is not printable either)."""
-    return not text.replace("\n", "").replace("\t", "").isprintable()
+def decode_tags(run: str) -> str:
+    """The ASCII a run of :data:`TAGS` spells, with ``\\`` and ``"`` escaped so that it can be
+    quoted."""
+    text = "".join(chr(ord(tag) - TAG_OFFSET) for tag in run)
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def what(code: int) -> str:
+    """What :data:`RANGES` says the character ``code`` is (``""`` when it is not in them)."""
+    for first, last, label in RANGES:
+        if first <= code <= last:
+            return label
+    return ""
+
+
+def holds_invisible(text: str) -> bool:
+    """Whether ``text`` holds a character of :data:`RANGES`, in a few nanoseconds a character
+    and without compiling anything for printable ASCII (the common AGENTS.md)."""
+    if text.isascii():
+        return not text.replace("\n", "").replace("\t", "").isprintable()
+    found = _pattern("INVISIBLE_BMP").search(text)
+    return found is not None or (
+        _pattern("ASTRAL").search(text) is not None  # emoji, CJK extensions, tags, …
+        and _pattern("INVISIBLE_ASTRAL").search(text) is not None
+    )
+
+
+def pattern_for(text: str, *, tag_runs: bool) -> re.Pattern[str]:
+    """The fastest pattern that finds every character of :data:`RANGES` in ``text``: the BMP
+    class when ``text`` has no character beyond U+FFFF; else :data:`INVISIBLE` (tag runs as
+    one match) or :data:`INVISIBLE_ONE` (one match a character)."""
+    if _pattern("ASTRAL").search(text) is None:
+        return _pattern("INVISIBLE_BMP")
+    return _pattern("INVISIBLE" if tag_runs else "INVISIBLE_ONE")
+
+
+def _pattern(name: str) -> re.Pattern[str]:
+    pattern: re.Pattern[str] | None = globals().get(name)
+    if pattern is None:
+        pattern = globals()[name] = re.compile(SOURCES[name])  # later lookups skip compiling
+    return pattern
 
 
 if not TYPE_CHECKING:
 
     def __getattr__(name: str) -> re.Pattern[str]:
-        source = SOURCES.get(name)
-        if source is None:
+        if name not in SOURCES:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        pattern = globals()[name] = re.compile(source)  # later lookups skip __getattr__
-        return pattern
+        return _pattern(name)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -46,6 +47,9 @@ class FakeServer:
     replies: deque[Reply] = field(default_factory=deque)
     requests: list[Recorded] = field(default_factory=list)
     url: str = ""
+    # Called with each request as it arrives, before it is answered (a test's hook for what
+    # happens while a request is in flight).
+    on_request: Callable[[Recorded], None] | None = None
     _server: ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -78,8 +82,11 @@ class FakeServer:
                 length = int(self.headers.get("content-length", "0"))
                 body = self.rfile.read(length)
                 path = self.path.split("?")[0]
+                recorded = Recorded(path, body, dict(self.headers.items()))
                 with server._lock:
-                    server.requests.append(Recorded(path, body, dict(self.headers.items())))
+                    server.requests.append(recorded)
+                if server.on_request is not None:
+                    server.on_request(recorded)
                 request = json.loads(body)
                 reply = server._next()
                 stream = bool(request.get("stream"))

@@ -173,3 +173,16 @@ def test_streamed_run(server: FakeServer) -> None:
     bodies = server.bodies()
     assert [body["stream"] for body in bodies] == [True, True]
     assert all("build: 1" in body["input"][-1]["content"] for body in bodies)
+
+
+def test_a_transcript_that_cannot_append_leaves_the_sdk_session_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    Session.create(path, [{"role": "user", "content": "Hello"}]).close()
+    inner = SQLiteSession("s1", str(tmp_path / "sdk.db"))
+    with Session.open(path, writable=False) as transcript:
+        session = RunContextSession(inner, transcript)
+        with pytest.raises(ValueError, match="the session is read-only"):
+            items = [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "Hi"}]
+            asyncio.run(session.add_items(items))
+    # Refused before the SDK's session was written: the two still agree.
+    assert asyncio.run(inner.get_items()) == []

@@ -3,7 +3,8 @@
 * :class:`RequestCounter` counts a request (``count_request``) by part (head, conversation,
   tail, tools) with a local counter, calibrated by what the provider billed for the previous
   request (``calibrate``); every :class:`RequestCount` says its quality.
-* :class:`Usage` is what a provider billed, read from its response.
+* :class:`Usage` is what a provider billed, read from its response; every count is at most
+  :data:`MAX_TOKEN_COUNT`.
 * :class:`Budget` is a model's window, reserves and session caps, checked by
   :class:`runcontext.Loop` before each call; a request that does not fit raises
   :class:`BudgetExceededError`.
@@ -23,6 +24,8 @@ from runcontext.budget.counting import (
 from runcontext.budget.counts import PARTS, QUALITIES, Quality, RequestCount
 from runcontext.budget.limits import Budget, BudgetExceededError, Price, Spent
 from runcontext.budget.usage import (
+    MAX_TOKEN_COUNT,
+    UnreadableUsageWarning,
     Usage,
     anthropic_usage,
     openai_chat_usage,
@@ -33,6 +36,7 @@ from runcontext.budget.usage import (
 __all__ = [
     "CALIBRATION_VERSION",
     "MAX_CALIBRATED_SHAPES",
+    "MAX_TOKEN_COUNT",
     "MESSAGE_OVERHEAD",
     "PARTS",
     "QUALITIES",
@@ -44,6 +48,7 @@ __all__ = [
     "RequestCount",
     "RequestCounter",
     "Spent",
+    "UnreadableUsageWarning",
     "Usage",
     "anthropic_usage",
     "openai_chat_usage",

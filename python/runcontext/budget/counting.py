@@ -18,7 +18,7 @@ from typing import Any
 from runcontext._core import RunContext, canonical_json, digest
 from runcontext._splice import check_context
 from runcontext.budget.counts import Quality, RequestCount
-from runcontext.budget.usage import Usage
+from runcontext.budget.usage import MAX_TOKEN_COUNT, Usage, check_token_count
 from runcontext.errors import CanonicalJSONError
 
 __all__ = [
@@ -110,6 +110,11 @@ class RequestCounter:
         count = self.counter(text)
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise TypeError(f"counter: expected a token count (int >= 0), got {count!r}")
+        if count > MAX_TOKEN_COUNT:
+            raise ValueError(
+                f"counter: counted {count} tokens in a text of {len(text):,} characters, beyond "
+                f"MAX_TOKEN_COUNT ({MAX_TOKEN_COUNT:,}); the counter is wrong"
+            )
         return count
 
     def count_message(self, message: Mapping[str, Any]) -> int:
@@ -200,6 +205,15 @@ class RequestCounter:
             else:
                 quality = "calibrated"
         conversation = max(conversation, 0)
+        total = head + conversation + tail + tools_count
+        if total > MAX_TOKEN_COUNT:
+            # Each part is bounded, their sum need not be; refused here, before any call.
+            raise ValueError(
+                f"the request to {model} counts {total:,} tokens (head {head:,}, conversation "
+                f"{conversation:,}, tail {tail:,}, tools {tools_count:,}), beyond "
+                f"MAX_TOKEN_COUNT ({MAX_TOKEN_COUNT:,}); no model takes it: shorten the "
+                "conversation, or check the counter"
+            )
         count = RequestCount(
             model=model,
             head=head,
@@ -219,15 +233,19 @@ class RequestCounter:
         """Learn from what the provider billed for the request ``count`` counted.
 
         ``usage`` is a :class:`~runcontext.budget.Usage` (from
-        :func:`~runcontext.budget.read_usage`) or the billed input tokens. Its input becomes
-        the exact count of that request; the conversation's count is what remains once the
-        head, tail and tools are taken away.
+        :func:`~runcontext.budget.read_usage`) or the billed input tokens, at most
+        :data:`~runcontext.budget.MAX_TOKEN_COUNT` (``ValueError`` beyond it, before anything
+        is learnt). Its input becomes the exact count of that request; the conversation's
+        count is what remains once the head, tail and tools are taken away.
         """
         if not isinstance(count, RequestCount) or not isinstance(count.shape, _Shape):
             raise TypeError("count: expected a RequestCount made by this counter's count_request")
         billed = usage.input if isinstance(usage, Usage) else usage
         if isinstance(billed, bool) or not isinstance(billed, int) or billed < 0:
             raise TypeError(f"usage: expected a Usage or a token count, got {usage!r}")
+        # A Usage is bounded when it is made; a bare count is checked here, so that an
+        # implausible bill never becomes a calibration that every later count carries.
+        check_token_count(billed, "usage")
         if count.shape.digest is None:
             return  # a conversation without a JSON form cannot be recognised again
         self._learn(count, "exact", total=billed)

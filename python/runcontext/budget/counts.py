@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from runcontext.budget.usage import check_token_count
+
 if TYPE_CHECKING:
     from runcontext.budget.usage import Usage
 
@@ -37,6 +39,12 @@ class RequestCount:
     quality: Quality
     # How the count was reached, for calibrate(); not part of the value.
     shape: object = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Each part and their sum within MAX_TOKEN_COUNT, so that record() is recordable.
+        for part in PARTS:
+            check_token_count(getattr(self, part), f"RequestCount.{part}")
+        check_token_count(self.total, "RequestCount: head + conversation + tail + tools")
 
     @property
     def total(self) -> int:

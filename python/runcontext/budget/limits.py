@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from runcontext.budget.counts import PARTS, RequestCount
-from runcontext.budget.usage import Usage
+from runcontext.budget.usage import MAX_TOKEN_COUNT, Usage
 
 __all__ = ["Budget", "BudgetExceededError", "Price", "Spent"]
 
@@ -54,16 +54,16 @@ class Price:
 
     def cost(self, usage: Usage) -> float:
         """What ``usage`` costs (an unknown output costs nothing)."""
+        return self._cost(usage.input, usage.output, usage.cache_read, usage.cache_write)
+
+    def _cost(self, input: int, output: int | None, cache_read: int, cache_write: int) -> float:
+        """:meth:`cost` of the counts as they are (a recorded run's, which the transcript
+        bounds by 2**53 - 1 rather than by ``MAX_TOKEN_COUNT``)."""
         read = self.input if self.cache_read is None else self.cache_read
         write = self.input if self.cache_write is None else self.cache_write
-        fresh = usage.input - usage.cache_read - usage.cache_write
-        tokens = (
-            fresh * self.input
-            + usage.cache_read * read
-            + usage.cache_write * write
-            + (usage.output or 0) * self.output
-        )
-        return tokens / 1_000_000
+        fresh = input - cache_read - cache_write
+        tokens = fresh * self.input + cache_read * read + cache_write * write
+        return (tokens + (output or 0) * self.output) / 1_000_000
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,12 @@ class Budget:
 
     def __post_init__(self) -> None:
         _count("Budget.context_window", self.context_window, positive=True)
+        if self.context_window > MAX_TOKEN_COUNT:
+            # The limit is recorded with every run, and a count beyond the bound is not one.
+            raise ValueError(
+                f"Budget.context_window: {self.context_window} tokens is beyond "
+                f"MAX_TOKEN_COUNT ({MAX_TOKEN_COUNT:,}); give the model's real window"
+            )
         _count("Budget.reserved_output", self.reserved_output)
         _count("Budget.safety_margin", self.safety_margin)
         if self.limit <= 0:

@@ -15,8 +15,10 @@ of the same response (read by key); no SDK is imported here:
 - :func:`read_usage`: any of them, told apart by the response's ``object`` or ``type``.
 
 The three readers return ``None`` when the response carries no usage; :func:`read_usage`
-raises then, saying why there is none. The streaming accumulators of
-:mod:`runcontext.adapters.streams` expose the usage their stream carried as ``.usage``.
+raises then, saying why there is none. Every count is bounded by :data:`MAX_TOKEN_COUNT`: a
+larger one is not a plausible bill, and is refused as malformed (docs/BUDGET.md, *Bounds*).
+The streaming accumulators of :mod:`runcontext.adapters.streams` expose the usage their
+stream carried as ``.usage``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,45 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Usage", "anthropic_usage", "openai_chat_usage", "openai_responses_usage", "read_usage"]
+__all__ = [
+    "MAX_TOKEN_COUNT",
+    "UnreadableUsageWarning",
+    "Usage",
+    "anthropic_usage",
+    "check_token_count",
+    "openai_chat_usage",
+    "openai_responses_usage",
+    "read_usage",
+]
+
+MAX_TOKEN_COUNT = 2**40
+"""The largest token count runcontext takes as a bill or a count: 1,099,511,627,776.
+
+About 10**5 times the largest context window offered, so no real request comes near it; a
+count above it is a provider's or a proxy's fault (an overflow, a sentinel), not a bill. It is
+2**13 times below the transcript's bound on a count (2**53 - 1), so a sum of fewer than 8,192
+bounded counts (a request's four parts, a calibrated prefix plus appended messages) is still
+recordable (docs/BUDGET.md, *Bounds*)."""
+
+
+class UnreadableUsageWarning(UserWarning):
+    """The backend answered but its billed usage could not be read (none, malformed, or beyond
+    :data:`MAX_TOKEN_COUNT`): the run is recorded without ``billed`` and calibrates nothing."""
+
+
+def check_token_count(value: object, where: str) -> int:
+    """``value`` when it is a token count from 0 to :data:`MAX_TOKEN_COUNT`; else a
+    ``TypeError`` (not an ``int``) or ``ValueError`` (out of range) naming ``where``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{where}: expected a token count (int >= 0), got {value!r}")
+    if value < 0:
+        raise ValueError(f"{where}: expected a token count (int >= 0), got {value}")
+    if value > MAX_TOKEN_COUNT:
+        raise ValueError(
+            f"{where}: {value} tokens is beyond MAX_TOKEN_COUNT ({MAX_TOKEN_COUNT:,}), about "
+            "10**5 times the largest context window: not a plausible token count"
+        )
+    return value
 
 
 @dataclass(frozen=True)
@@ -50,6 +90,7 @@ class Usage:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise TypeError(f"Usage.{name}: expected a token count (int >= 0), got {value!r}")
+            check_token_count(value, f"Usage.{name}")
         if self.cache_read + self.cache_write > self.input:
             raise ValueError(
                 f"Usage: cache_read ({self.cache_read}) + cache_write ({self.cache_write}) "
@@ -69,11 +110,7 @@ def _count(value: Any, where: str, *, required: bool) -> int | None:
         if required:
             raise ValueError(f"{where}: missing; expected a token count (int >= 0)")
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{where}: expected a token count (int >= 0), got {value!r}")
-    if value < 0:
-        raise ValueError(f"{where}: expected a token count (int >= 0), got {value}")
-    return value
+    return check_token_count(value, where)
 
 
 _NOT_OBJECTS = (str, bytes, bool, int, float, list, tuple)
@@ -176,9 +213,12 @@ def anthropic_usage(response: Any) -> Usage | None:
         required=False,
     )
     read, written = read or 0, written or 0
-    return Usage(
-        input=uncached + read + written, output=output, cache_read=read, cache_write=written
+    # Each part is bounded, and so is their sum, the input.
+    total = check_token_count(
+        uncached + read + written,
+        f"{where}: input_tokens + cache_read_input_tokens + cache_creation_input_tokens",
     )
+    return Usage(input=total, output=output, cache_read=read, cache_write=written)
 
 
 # The response's own marker -> its reader and what to say when it carries no usage.
@@ -212,10 +252,11 @@ def read_usage(response: Any) -> Usage:
     API, ``type == "message"`` Anthropic. A :class:`Usage` is returned as it is, and so is
     the ``usage`` of a streaming accumulator (:mod:`runcontext.adapters.streams`). Raises
     ``TypeError`` when the response is none of these and ``ValueError`` when it carries no
-    usage, saying why.
+    usage, saying why, or a count that is negative or beyond :data:`MAX_TOKEN_COUNT`, naming
+    the member.
     """
     if isinstance(response, Usage):
-        return response
+        return response  # bounded when it was made
     if response is None or isinstance(response, _NOT_OBJECTS):
         raise TypeError(
             "response: expected an OpenAI ChatCompletion or Response, an Anthropic Message "

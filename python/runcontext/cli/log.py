@@ -21,6 +21,7 @@ from runcontext.section import Section
 from runcontext.transcript import Run, Session, TornTranscriptWarning
 from runcontext.transcript._records import parse_time
 from runcontext.transcript.changes import changes
+from runcontext.transcript.errors import shown_name
 
 TYPE_CHECKING = False  # type checkers treat any name TYPE_CHECKING as true
 if TYPE_CHECKING:
@@ -124,7 +125,9 @@ def run(args: argparse.Namespace) -> int:
     if args.run is not None:
         if not 1 <= args.run <= len(runs):
             span = f"runs 1 to {len(runs)}" if runs else "no runs"
-            raise ValueError(f"{args.transcript}: no run {args.run}: the transcript has {span}")
+            raise ValueError(
+                f"{shown_name(session.store.name)}: no run {args.run}: the transcript has {span}"
+            )
         previous = runs[args.run - 2] if args.run > 1 else None
         chosen = runs[args.run - 1]
         context = chosen.context
@@ -239,8 +242,9 @@ def _anchored_head(session: Session) -> tuple[int, str] | None:
             return records, chain
         session.refresh()
     raise ValueError(
-        f"{session.store.name}: the records end with chain {session.chain}, but the session "
-        f"row anchors {chain} after {records} records: records were removed or rewritten"
+        f"{shown_name(session.store.name)}: the records end with chain {session.chain}, but "
+        f"the session row anchors {chain} after {records} records: records were removed or "
+        "rewritten"
     )
 
 
@@ -266,8 +270,9 @@ def _one_line(text: str) -> str:
 
 
 def _shown(text: str) -> str:
-    """A name or value as the text shows it: on one line, every control made visible."""
-    if text.isprintable():  # no line break, tab or control (_controls): nothing to change
+    """A name or value as the text shows it: on one line, every invisible or control
+    character made visible."""
+    if text.isascii() and text.isprintable():  # no line break, tab or _controls.RANGES
         return text
     return visible(_one_line(text))
 

@@ -9,7 +9,7 @@ import warnings
 from typing import Any
 
 from runcontext.cli._commands import summary
-from runcontext.transcript.errors import TornTranscriptWarning
+from runcontext.transcript.errors import TornTranscriptWarning, shown_name
 from runcontext.transcript.files import FileStore
 from runcontext.transcript.session import Session
 from runcontext.transcript.store import TranscriptStore, read_all
@@ -91,9 +91,9 @@ def _copy(args: argparse.Namespace) -> int:
         if isinstance(destination, FileStore):
             destination.open(writable=False)
         if read_all(destination) != lines:
-            raise ValueError(f"{destination.name}: the copy reads back different bytes")
+            raise ValueError(f"{shown_name(destination.name)}: the copy reads back different bytes")
         name = destination.name
     finally:
         destination.close()
-    print(f"copied {len(lines)} records from {source.name} to {name}")
+    print(f"copied {len(lines)} records from {shown_name(source.name)} to {shown_name(name)}")
     return 0

@@ -35,6 +35,7 @@ from runcontext.adapters.anthropic import (
     _conversation_breakpoint,
 )
 from runcontext.integrations._turns import TurnContexts, check_session
+from runcontext.transcript.loop import check_run, run_not_recorded
 from runcontext.transcript.session import Session
 
 __all__ = ["MiddlewareOrderWarning", "RunContextMiddleware"]
@@ -85,11 +86,17 @@ class RunContextMiddleware(AgentMiddleware):
         handler: Callable[[ModelRequest], ModelResponse],
     ) -> Any:
         self._check_order(request, handler)
+        messages = None
+        if self._session is not None:
+            # Before the model is called: a run the transcript cannot take is never paid for.
+            messages = _transcript_messages(request.messages)
+            check_run(self._session, messages)
         context = self._turns.get(_turn_key(request))
         sent = _with_context(request, context)
         response = handler(sent)
         if self._session is not None:
-            _record(self._session, request.messages, context, response)
+            assert messages is not None
+            _record(self._session, messages, context, sent, response)
         return response
 
     async def awrap_model_call(
@@ -98,10 +105,16 @@ class RunContextMiddleware(AgentMiddleware):
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> Any:
         self._check_order(request, handler)
-        context = await self._turns.aget(_turn_key(request))
-        response = await handler(_with_context(request, context))
+        messages = None
         if self._session is not None:
-            await asyncio.to_thread(_record, self._session, request.messages, context, response)
+            messages = _transcript_messages(request.messages)
+            await asyncio.to_thread(check_run, self._session, messages)
+        context = await self._turns.aget(_turn_key(request))
+        sent = _with_context(request, context)
+        response = await handler(sent)
+        if self._session is not None:
+            assert messages is not None
+            await asyncio.to_thread(_record, self._session, messages, context, sent, response)
         return response
 
     def _check_order(self, request: Any, handler: Callable[..., Any]) -> None:
@@ -271,15 +284,32 @@ def _inner_caching_middleware(handler: Callable[..., Any]) -> bool:
     return False
 
 
+def _transcript_messages(conversation: Sequence[Any]) -> list[dict[str, Any]]:
+    """The conversation as the agent holds it, in OpenAI chat form (never the context)."""
+    messages: list[dict[str, Any]] = convert_to_openai_messages(list(conversation))
+    return messages
+
+
 def _record(
-    session: Session, conversation: Sequence[Any], context: RunContext, response: Any
+    session: Session, messages: list[dict[str, Any]], context: RunContext, sent: Any, response: Any
 ) -> None:
-    """Record one model call: the conversation as the agent holds it (OpenAI chat form, never
-    the context), the context's envelope, and the model's reply."""
-    messages = convert_to_openai_messages(list(conversation))
-    replies = _reply_messages(response)
-    reply = convert_to_openai_messages(replies[0]) if replies else None
-    session.record_run(messages, context, reply)
+    """Record one model call: the conversation, the context's envelope, and the model's reply;
+    if the transcript refuses it, the error carries the reply (``RunNotRecordedError``)."""
+    reply = None
+    try:
+        replies = _reply_messages(response)
+        reply = convert_to_openai_messages(replies[0]) if replies else None
+        session.record_run(messages, context, reply)
+    except Exception as error:
+        raise run_not_recorded(
+            session,
+            error,
+            messages=messages,
+            context=context,
+            request=sent,
+            reply=reply,
+            response=response,
+        ) from error
 
 
 def _reply_messages(response: Any) -> list[Any]:

@@ -24,6 +24,7 @@ except ImportError as error:  # pragma: no cover - exercised by the import test 
 
 from runcontext._core import RunContext
 from runcontext.integrations._turns import TurnContexts, check_session, user_turn_key
+from runcontext.transcript.loop import check_run, run_not_recorded
 from runcontext.transcript.session import Session
 
 __all__ = ["RunContextFilter", "RunContextSession", "ServerManagedConversationError"]
@@ -64,6 +65,7 @@ class RunContextFilter:
         self, context_or_builder: object, *, session: Session | RunContextSession | None = None
     ) -> None:
         self._turns = TurnContexts(context_or_builder)
+        self._agents_session = session if isinstance(session, RunContextSession) else None
         if isinstance(session, RunContextSession):
             session = session.transcript
         self._session = check_session(session)
@@ -82,6 +84,8 @@ class RunContextFilter:
         context = await self._turns.aget(user_turn_key(_mappings(items), scope))
         if self._session is not None:
             await asyncio.to_thread(self._record, list(items), context)
+        if self._agents_session is not None:
+            self._agents_session._context = context
         head, tail = context.head_text, context.tail_text
         instructions = data.model_data.instructions
         if head is not None:
@@ -92,7 +96,10 @@ class RunContextFilter:
         return ModelInputData(input=sent, instructions=instructions)
 
     def _record(self, items: list[Any], context: RunContext) -> None:
+        # Before the model is called (a filter sees no reply): the same checks as every
+        # integration, then the input and the envelope are written.
         assert self._session is not None
+        check_run(self._session, items)
         self._session.record_run(items, context)
 
 
@@ -120,15 +127,19 @@ class RunContextSession:
         self.transcript = checked
         self.session_id: str = inner_session.session_id
         self.session_settings: Any = getattr(inner_session, "session_settings", None)
+        # The context of the last model call, set by a RunContextFilter given this session.
+        self._context: RunContext | None = None
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         items: list[Any] = await self.inner.get_items(limit)
         return items
 
     async def add_items(self, items: list[Any]) -> None:
+        # A transcript that cannot take an append refuses before the SDK's session changes.
+        await asyncio.to_thread(self.transcript.check_appendable)
         await self.inner.add_items(items)
         stored = await self.inner.get_items()
-        await asyncio.to_thread(self._append_new, stored)
+        await asyncio.to_thread(self._append_new, stored, items)
 
     async def pop_item(self) -> Any:
         return await self.inner.pop_item()
@@ -136,12 +147,27 @@ class RunContextSession:
     async def clear_session(self) -> None:
         await self.inner.clear_session()
 
-    def _append_new(self, stored: Sequence[Any]) -> None:
+    def _append_new(self, stored: Sequence[Any], items: list[Any]) -> None:
         # The transcript is append-only: items the SDK pops or clears stay recorded, and a
         # conversation that no longer continues the transcript is refused by record_run.
         recorded = self.transcript.message_count
-        if len(stored) > recorded:
+        if len(stored) <= recorded:
+            return
+        try:
             self.transcript.append_messages(list(stored[recorded:]))
+        except Exception as error:
+            # The items are in the inner session; the error carries them too, the last (the
+            # turn's reply, when the SDK saves a turn's output) as the outcome's reply.
+            reply = stored[-1] if isinstance(stored[-1], Mapping) else None
+            raise run_not_recorded(
+                self.transcript,
+                error,
+                messages=list(stored if reply is None else stored[:-1]),
+                context=self._context or RunContext(),
+                request=None,
+                reply=reply,
+                response=items,
+            ) from error
 
 
 def _mappings(items: Sequence[Any]) -> list[Mapping[str, Any]]:

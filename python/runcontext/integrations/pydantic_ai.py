@@ -37,6 +37,7 @@ except ImportError as error:  # pragma: no cover - exercised by the import test 
 
 from runcontext._core import RunContext
 from runcontext.integrations._turns import TurnContexts, check_session
+from runcontext.transcript.loop import check_run, run_not_recorded
 from runcontext.transcript.session import Session
 
 __all__ = ["RunContextCapability", "to_transcript_messages"]
@@ -80,24 +81,47 @@ class RunContextCapability(AbstractCapability[Any]):
         request_context: ModelRequestContext,
         handler: Any,
     ) -> ModelResponse:
-        context = await self._turns.aget(ctx.run_id)
         conversation = list(request_context.messages)
+        messages = None
+        if self._session is not None:
+            # Before the model is called: a run the transcript cannot take is never paid for.
+            messages = to_transcript_messages(conversation)
+            await asyncio.to_thread(check_run, self._session, messages)
+        context = await self._turns.aget(ctx.run_id)
         sent = request_context
         tail = context.tail_text
         if tail is not None:
             sent = dataclasses.replace(request_context, messages=_with_tail(conversation, tail))
         response: ModelResponse = await handler(sent)
         if self._session is not None:
-            await asyncio.to_thread(self._record, conversation, context, response)
+            assert messages is not None
+            await asyncio.to_thread(self._record, messages, context, sent, response)
         return response
 
     def _record(
-        self, conversation: list[ModelMessage], context: RunContext, response: ModelResponse
+        self,
+        messages: list[dict[str, Any]],
+        context: RunContext,
+        sent: ModelRequestContext,
+        response: ModelResponse,
     ) -> None:
+        """Record the request; if the transcript refuses it, the error carries the reply
+        (``RunNotRecordedError``)."""
         assert self._session is not None
-        messages = to_transcript_messages(conversation)
-        reply = to_transcript_messages([response])[0]
-        self._session.record_run(messages, context, reply)
+        reply = None
+        try:
+            reply = to_transcript_messages([response])[0]
+            self._session.record_run(messages, context, reply)
+        except Exception as error:
+            raise run_not_recorded(
+                self._session,
+                error,
+                messages=messages,
+                context=context,
+                request=sent,
+                reply=reply,
+                response=response,
+            ) from error
 
 
 def _with_tail(messages: list[ModelMessage], tail: str) -> list[ModelMessage]:

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import os
 import time
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
 import runcontext._controls as _controls
-from runcontext._controls import may_hold_controls
+from runcontext._controls import holds_invisible
 from runcontext._core import RunContext
 from runcontext.errors import RunContextError
 from runcontext.providers._files import chunks, open_regular
@@ -48,6 +49,7 @@ MAX_DIRECTORIES = 64
 LOOKAHEAD = 1024
 _CUT_ATTEMPTS = 4  # the word, the line, the line before, then nothing of this file
 _LISTED = 10  # left-out files named in a diagnostic; the rest are counted
+_SPELLED = 80  # characters of hidden tag text quoted in a diagnostic
 _BOM = b"\xef\xbb\xbf"
 _PROC_FD = "/proc/self/fd"
 _HAS_PROC_FD = os.path.isdir(_PROC_FD)
@@ -70,21 +72,36 @@ def _cut_utf8(data: bytes, limit: int) -> bytes:
     return data[:cut]
 
 
-def _controls_note(shown: str, text: str) -> str | None:
-    """A note when the text holds characters a terminal obeys (an escape sequence, a bare
-    carriage return, a bidi override): they can hide text from the person reviewing what the
-    agent is told. The text reaches the model unchanged (docs/PROVIDERS.md says why)."""
-    text = text.replace("\r\n", "\n")
-    found = _controls.CONTROLS.findall(text) if may_hold_controls(text) else []
-    if not found:
+def _invisible_note(shown: str, body: str) -> str | None:
+    """A note when the file's text holds characters a reader does not see as written
+    (:data:`runcontext._controls.RANGES`: a terminal escape, a bare carriage return, a bidi
+    override, tag or zero-width characters): they can hide text from the person reviewing
+    what the agent is told. A CRLF line end is not counted. A few passes at C speed, none
+    for printable ASCII. The text reaches the model unchanged (docs/PROVIDERS.md says why)."""
+    if not holds_invisible(body):
         return None
-    first = found[0]
-    escape = f"\\x{ord(first):02x}" if ord(first) < 0x100 else f"\\u{ord(first):04x}"
-    return (
-        f"{shown}: holds {len(found)} control character{'s' if len(found) > 1 else ''} "
-        f"(the first is {escape}); the model gets the text as it is, and `runcontext show` "
-        "prints them as escapes"
+    text = body.replace("\r\n", "\n")  # the same lines and columns, without CRLF's CR
+    pattern = _controls.pattern_for(text, tag_runs=False)
+    found = pattern.search(text)
+    if found is None:
+        return None
+    count = len(text) - len(pattern.sub("", text))
+    first = found.start()
+    line = text.count("\n", 0, first) + 1
+    column = first - text.rfind("\n", 0, first)
+    code = ord(text[first])
+    name = unicodedata.name(text[first], "") or f"({_controls.what(code)})"
+    note = (
+        f"{shown}: {count} invisible or control character{'s' if count > 1 else ''}, the "
+        f"first at line {line}, column {column}: U+{code:04X} {name}"
     )
+    runs = _controls.TAG_RUN.findall(text) if pattern is not _controls.INVISIBLE_BMP else []
+    if runs:
+        decoded = _controls.decode_tags(runs[0][:_SPELLED])
+        cut = "…" if len(runs[0]) > _SPELLED else ""
+        more = f" and {len(runs) - 1} more run{'s' if len(runs) > 2 else ''}" if runs[1:] else ""
+        note += f'; tag characters spell "{decoded}{cut}"{more}'
+    return f"{note}; the model gets the text as it is, and `runcontext show` shows them as escapes"
 
 
 def _inside(path: str, directory: str) -> bool:
@@ -299,9 +316,9 @@ class InstructionsProvider:
             text, used, cut = rendered
             remaining -= used
             sections.append((index, f"instructions:{shown}", text))
-            controls = _controls_note(shown, text)
-            if controls is not None:
-                noted.append((index, "control-characters", controls))
+            invisible = _invisible_note(shown, text[len(header) :])
+            if invisible is not None:
+                noted.append((index, "invisible-characters", invisible))
             if cut is not None:
                 noted.append((index, "truncated", cut))
         if left_out:

@@ -19,6 +19,7 @@ from runcontext.transcript.errors import (
     TranscriptDigestError,
     TranscriptError,
     TranscriptFormatError,
+    TranscriptReplacedError,
     TranscriptVersionError,
     UnchainedTranscriptWarning,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "TranscriptDigestError",
     "TranscriptError",
     "TranscriptFormatError",
+    "TranscriptReplacedError",
     "TranscriptStore",
     "TranscriptVersionError",
     "UnchainedTranscriptWarning",

@@ -9,6 +9,7 @@ from runcontext.errors import _reduce
 
 TYPE_CHECKING = False  # not typing's: `runcontext log` lists a transcript without typing
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 __all__ = [
@@ -20,9 +21,40 @@ __all__ = [
     "TranscriptDigestError",
     "TranscriptError",
     "TranscriptFormatError",
+    "TranscriptReplacedError",
     "TranscriptVersionError",
     "UnchainedTranscriptWarning",
+    "shown_name",
 ]
+
+
+def shown_name(name: str) -> str:
+    """``name`` (a file name or a store's name) as a person may be shown it, on one line.
+
+    A byte of the name that is not UTF-8 (which Python holds as a lone surrogate, U+DC80 to
+    U+DCFF, as ``os.fsdecode`` gives it) is shown as ``\\xNN``; a control character, a line
+    break, a tab, a bidirectional control or another lone surrogate as ``\\xNN`` (below 128)
+    or ``\\uXXXX``. Nothing else changes, so an ordinary name is shown as it is. The form is
+    for reading, not for opening: the exact name is ``TranscriptError.file`` or
+    ``Session.path`` (docs/TRANSCRIPT.md, *File names*).
+    """
+    if name.isascii() and name.isprintable():  # the common name: nothing to escape
+        return name
+    import re  # here: an ordinary name never needs it
+
+    from runcontext._controls import SOURCES
+
+    unshown = f"[\n\t\ud800-\udfff{SOURCES['INVISIBLE_ONE'][1:-1]}]"
+    return re.sub(unshown, _escape, name)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8, as os.fsdecode keeps it
+        return f"\\x{code - 0xDC00:02x}"
+    if code < 0x80:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 class TranscriptError(ValueError):
@@ -30,7 +62,8 @@ class TranscriptError(ValueError):
 
     ``file`` is the transcript file (or the store's name; ``path=`` when raising) and ``line``
     the 1-based line number of the offending record, or ``None`` when the problem is not one
-    line's; both are also in the message. (``file``, not ``path``: on a
+    line's; both are also in the message, the file as :func:`shown_name` shows it (``file``
+    is the exact name, which may hold a byte that is not UTF-8). (``file``, not ``path``: on a
     :class:`~runcontext.CanonicalJSONError` ``path`` is a JSON path.) ``kind`` is the refusal
     kind of docs/TRANSCRIPT.md (``chain``, ``too-long``, …) for a refused record, else ``None``.
     """
@@ -43,7 +76,8 @@ class TranscriptError(ValueError):
         line: int | None,
         kind: str | None = None,
     ) -> None:
-        where = f"{os.fspath(path)}:{line}" if line is not None else os.fspath(path)
+        shown = shown_name(os.fspath(path))
+        where = f"{shown}:{line}" if line is not None else shown
         super().__init__(f"{where}: {message}")
         self.file = os.fspath(path)
         self.line = line
@@ -115,9 +149,17 @@ class SeedMismatchError(ConversationMismatchError):
         super().__init__(message, path=path, line=1, index=0, recorded=recorded, given=given)
 
 
+class TranscriptReplacedError(TranscriptError):
+    """An append refused because the path no longer names the file the session opened and
+    verified: the file was replaced (renamed over, by an editor, ``rsync`` or ``sed -i``),
+    deleted, or the path is a symlink that now points elsewhere. Nothing was written; open
+    the path again to continue the file now there (its records are verified then)."""
+
+
 class RunNotRecordedError(TranscriptError):
-    """The backend answered but the run could not be recorded (another writer appended in
-    between, the reply has no JSON form, the disk is full, …). Nothing paid for is lost:
+    """The backend (of a :class:`~runcontext.Loop`, or an integration's model) answered but
+    the run could not be recorded (another writer appended in between, the reply has no JSON
+    form, the disk is full, …). Nothing paid for is lost:
     ``outcome`` is the :class:`~runcontext.transcript.RunOutcome` the run would have returned
     (its ``messages`` end with the reply; ``request`` is what was sent; ``run`` is ``None``),
     and the original error is the ``__cause__``."""

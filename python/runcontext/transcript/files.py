@@ -2,9 +2,11 @@
 
 Writers append under an exclusive ``flock``, each record with one ``write`` of the whole line
 on an ``O_APPEND`` descriptor, so lines never interleave and a crash leaves at most one torn
-last line. Readers take no lock. The file is read in bounded chunks, so a huge or sparse file
-costs at most the line cap in memory. See docs/TRANSCRIPT.md (*Crash safety*, *Concurrent
-writers and readers*, *Limits*).
+last line. An append goes only to the file the store opened (its device and inode): a path
+that names another file or none by then is refused before anything is written. Readers take
+no lock. The file is read in bounded chunks, so a huge or sparse file costs at most the line
+cap in memory. See docs/TRANSCRIPT.md (*File names*, *Crash safety*, *Concurrent writers and
+readers*, *The file a session appends to*, *Limits*).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import stat
 import weakref
 
 from runcontext._core import DEFAULT_MAX_LINE_BYTES
-from runcontext.transcript.errors import TranscriptError
+from runcontext.transcript.errors import TranscriptError, TranscriptReplacedError, shown_name
 
 # Not imported at run time (issue 13): pathlib (with urllib.parse and ipaddress) was a sixth of
 # what `runcontext log`'s imports cost, and contextlib and typing most of the rest; a store
@@ -44,17 +46,32 @@ _CHUNK = 1 << 20  # bytes read per system call: the reader's buffer, beside the 
 _BATCH = 8 << 20  # complete lines returned by one read, at most (about): memory stays bounded
 
 
-def _path_name(path: str | os.PathLike[str]) -> str:
+def _path_name(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
     """``os.fspath(Path(path))``, without importing pathlib for a string already in the form
     Path gives it: no empty or ``.`` component (a doubled or trailing slash, ``./``), which
-    are the only parts of a POSIX path that Path drops."""
+    are the only parts of a POSIX path that Path drops. A bytes path is decoded as
+    ``os.fsdecode`` does: a byte that is not UTF-8 becomes a lone surrogate, which the
+    ``os`` functions turn back into the same byte."""
     if type(path) is str and path:
         parts = path.split("/")
         if "" not in parts[path.startswith("/") :] and "." not in parts:
-            return path
+            return path if path.isascii() else _encodable(path)
     from pathlib import Path
 
-    return os.fspath(Path(path))
+    return _encodable(os.fspath(Path(os.fsdecode(path))))
+
+
+def _encodable(path: str) -> str:
+    """``path``, if the file system can be given it; a ``ValueError`` naming it if not."""
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError as error:
+        raise ValueError(
+            f"path: {shown_name(path)} holds {shown_name(error.object[error.start : error.end])}, "
+            "a lone surrogate that stands for no byte of a file name; pass the name as bytes, "
+            "or as os.fsdecode(bytes) gives it"
+        ) from None
+    return path
 
 
 class _Flock:
@@ -108,15 +125,17 @@ class FileStore:
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        path: str | bytes | os.PathLike[str] | os.PathLike[bytes],
         *,
         durable: bool = False,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
         self._path = _path_name(path)  # what Path(path) would print
+        self._shown = shown_name(self._path)  # what messages show (docs/TRANSCRIPT.md)
         self._durable = durable
         self._max_line_bytes = max_line_bytes
         self._fd = -1
+        self._file: tuple[int, int] | None = None  # (device, inode) of the file opened
         self._pid = os.getpid()
         self._writable = False
         self._closer: weakref.finalize[..., FileStore] | None = None
@@ -165,7 +184,7 @@ class FileStore:
             except FileExistsError:
                 raise FileExistsError(
                     errno.EEXIST,
-                    f"{self.name} already exists; open it with Session.open(path) to resume "
+                    f"{self._shown} already exists; open it with Session.open(path) to resume "
                     "it, or choose another path",
                 ) from None
         finally:
@@ -192,7 +211,7 @@ class FileStore:
                 if writable:
                     raise PermissionError(
                         error.errno,
-                        f"{self.name}: cannot be opened for appending "
+                        f"{self._shown}: cannot be opened for appending "
                         f"({os.strerror(error.errno or 0)}); open it with writable=False (or "
                         "the default) to read it",
                     ) from None
@@ -204,7 +223,8 @@ class FileStore:
                 raise self._missing() from None
             can_write = False
         try:
-            mode = os.fstat(fd).st_mode
+            status = os.fstat(fd)
+            mode = status.st_mode
             if not stat.S_ISREG(mode):
                 raise TranscriptError(
                     f"{_describe_kind(mode)}, not a regular file: a transcript is a regular "
@@ -217,6 +237,7 @@ class FileStore:
             os.close(fd)
             raise
         self._fd = fd
+        self._file = (status.st_dev, status.st_ino)
         self._writable = can_write
         self._pid = os.getpid()
         self._closer = weakref.finalize(self, os.close, fd)
@@ -224,7 +245,7 @@ class FileStore:
     def _missing(self) -> FileNotFoundError:
         return FileNotFoundError(
             errno.ENOENT,
-            f"No such file: {self.name}; start a transcript with Session.create(path, messages)",
+            f"No such file: {self._shown}; start a transcript with Session.create(path, messages)",
         )
 
     def close(self) -> None:
@@ -287,12 +308,45 @@ class FileStore:
         self.partial = partial
         return chunks, position
 
-    def writing(self) -> _Flock:
-        """Hold the exclusive lock for one append. A process forked from the one that opened
+    def writing(self) -> _Writing:
+        """Hold the exclusive lock for one append, once the path still names the file opened
+        (:class:`TranscriptReplacedError` if not). A process forked from the one that opened
         the file first opens a descriptor of its own: an inherited descriptor shares the
         parent's lock, which would then exclude nobody."""
         self._own_descriptor()
-        return _Flock(self._fd, fcntl.LOCK_EX)
+        return _Writing(self)
+
+    def check_same_file(self) -> None:
+        """Raise :class:`TranscriptReplacedError` if the path no longer names the file this
+        store opened (replaced by a rename, renamed away, deleted, or a symlink re-pointed):
+        an append would go to a file nobody finds at the path, or to one never verified."""
+        try:
+            status = os.stat(self._path)
+        except (FileNotFoundError, NotADirectoryError):  # a directory on the way is gone too
+            raise self._gone() from None
+        if (status.st_dev, status.st_ino) != self._file:
+            raise self._replaced(
+                "the path names another file now than the one this session opened and "
+                "verified (it was replaced, as an editor's save, rsync and sed -i do, or the "
+                "path is a symlink pointed elsewhere since)"
+            )
+
+    def _gone(self) -> TranscriptReplacedError:
+        return TranscriptReplacedError(
+            "the path names no file now: the file this session opened was renamed or deleted; "
+            "nothing was written: open the transcript where it is now (Session.open) to "
+            "continue it, or start a new one (Session.create)",
+            path=self._path,
+            line=None,
+        )
+
+    def _replaced(self, what: str) -> TranscriptReplacedError:
+        return TranscriptReplacedError(
+            f"{what}; nothing was written: open the path again (Session.open) to continue "
+            "the file now there (its records are verified then)",
+            path=self._path,
+            line=None,
+        )
 
     def append(self, lines: Sequence[bytes]) -> None:
         """Write each line with one ``write`` (finishing a short one under the lock), then
@@ -319,7 +373,7 @@ class FileStore:
             if written:
                 error.add_note(
                     f"runcontext: {written} of the {len(lines)} records of this append were "
-                    f"written to {self.name} before it failed"
+                    f"written to {self._shown} before it failed"
                 )
             raise
 
@@ -329,8 +383,20 @@ class FileStore:
         if os.getpid() == self._pid:
             return
         # A forked child: its copy of the descriptor shares the parent's open file
-        # description, and so its flock. Open the file anew for this process.
-        fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+        # description, and so its flock. Open the file anew for this process: the same file
+        # the parent verified, or none (the path may name another file by now).
+        try:
+            fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+        except (FileNotFoundError, NotADirectoryError):
+            raise self._gone() from None
+        status = os.fstat(fd)
+        if (status.st_dev, status.st_ino) != self._file:
+            os.close(fd)
+            raise self._replaced(
+                "this forked process reopened the path to append and found another file than "
+                "the one the session opened and verified (it was replaced, or the path is a "
+                "symlink pointed elsewhere since)"
+            )
         if self._closer is not None:
             self._closer.detach()
         from contextlib import suppress  # here: only a forked child gets this far
@@ -357,6 +423,29 @@ class FileStore:
         os.ftruncate(self._fd, size)
         if self._durable:
             os.fsync(self._fd)
+
+
+class _Writing:
+    """The exclusive lock for one append, held only while the path names the store's file:
+    checked once the lock is held, before anything is written (another program replacing the
+    file during the append, which takes no lock, is caught by the next one)."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: FileStore) -> None:
+        self._store = store
+
+    def __enter__(self) -> None:
+        fd = self._store._fd
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            self._store.check_same_file()
+        except BaseException:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            raise
+
+    def __exit__(self, *_: object) -> None:
+        fcntl.flock(self._store._fd, fcntl.LOCK_UN)
 
 
 def _split(chunks: list[bytes]) -> list[bytes]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -188,16 +189,17 @@ class Loop:
             if inspect.iscoroutine(response):
                 response.close()  # never awaited: close it rather than leak a warning
             raise TypeError("the backend returned an awaitable; use `await loop.arun(...)`")
-        answered = self._answered(response)
-        tokens = self._tokens(prepared, answered)  # calibrates and accounts, session or not
-        run = None
-        if self.session is not None:
-            try:
-                run = self.session.record_run(
-                    prepared.messages, prepared.context, answered.reply, tokens=tokens
-                )
-            except Exception as error:
-                raise _not_recorded(self.session, prepared, answered, error) from error
+        answered = self._answered_or_kept(prepared, response)
+        if self.session is None:
+            self._tokens(prepared, answered)  # calibrates and accounts
+            return _outcome(prepared, answered, None)
+        try:
+            tokens = self._tokens(prepared, answered)
+            run = self.session.record_run(
+                prepared.messages, prepared.context, answered.reply, tokens=tokens
+            )
+        except Exception as error:
+            raise _not_recorded(self.session, _outcome(prepared, answered, None), error) from error
         return _outcome(prepared, answered, run)
 
     async def arun(
@@ -214,20 +216,21 @@ class Loop:
         response = self.backend(prepared.request)
         if inspect.isawaitable(response):
             response = await response
-        answered = self._answered(response)
-        tokens = self._tokens(prepared, answered)  # calibrates and accounts, session or not
-        run = None
-        if self.session is not None:
-            try:
-                run = await asyncio.to_thread(
-                    self.session.record_run,
-                    prepared.messages,
-                    prepared.context,
-                    answered.reply,
-                    tokens=tokens,
-                )
-            except Exception as error:
-                raise _not_recorded(self.session, prepared, answered, error) from error
+        answered = self._answered_or_kept(prepared, response)
+        if self.session is None:
+            self._tokens(prepared, answered)  # calibrates and accounts
+            return _outcome(prepared, answered, None)
+        try:
+            tokens = self._tokens(prepared, answered)
+            run = await asyncio.to_thread(
+                self.session.record_run,
+                prepared.messages,
+                prepared.context,
+                answered.reply,
+                tokens=tokens,
+            )
+        except Exception as error:
+            raise _not_recorded(self.session, _outcome(prepared, answered, None), error) from error
         return _outcome(prepared, answered, run)
 
     def context_tokens(self, context: RunContext) -> int | None:
@@ -297,11 +300,7 @@ class Loop:
                     error.messages = messages
                     raise
         if self.session is not None:
-            # The checks record_run makes again under its lock; another writer could still
-            # append in between, but a run this process can tell is unrecordable is refused now.
-            self.session.check_appendable()  # closed, read-only, or a torn last line
-            self.session.check_conversation(messages)  # seed, length, last recorded message
-            self.session.check_recordable(messages)  # every new message has a record form
+            check_run(self.session, messages)
         if self._started is None:
             self._started = time.monotonic()
         return _Prepared(
@@ -320,17 +319,44 @@ class Loop:
             messages, context, model=self.model or _UNNAMED, tools=self.tools
         )
 
+    def _answered_or_kept(self, prepared: _Prepared, response: Any) -> _Answered:
+        """:meth:`_answered`; with a session, a reply that is not a message (from the backend
+        or the ``reply`` converter) raises :class:`RunNotRecordedError` carrying the response,
+        which was paid for."""
+        try:
+            return self._answered(response)
+        except Exception as error:
+            if self.session is None:
+                raise
+            raise run_not_recorded(
+                self.session,
+                error,
+                messages=prepared.messages,
+                context=prepared.context,
+                request=prepared.request,
+                reply=None,
+                response=response,
+            ) from error
+
     def _answered(self, response: Any) -> _Answered:
         """The reply and billed usage of what the backend returned; never raises for a usage
         it cannot read (the reply is what was paid for)."""
         if self.reply is None:
             return _Answered(response=response, reply=_reply(response), usage=None)
         reply = _reply(self.reply(response))
-        try:
-            from runcontext.budget.usage import read_usage
+        from runcontext.budget.usage import UnreadableUsageWarning, read_usage
 
+        try:
             usage = read_usage(response)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError) as error:
+            # None, malformed or implausible (beyond MAX_TOKEN_COUNT): the reply was paid for
+            # and is kept; the usage is left out of the record and of the calibration.
+            warnings.warn(
+                f"the backend answered but its billed usage could not be read ({error}); the "
+                "run is recorded without it, and the counter is not calibrated by it",
+                UnreadableUsageWarning,
+                stacklevel=4,  # the caller of run(): run, _answered_or_kept, _answered
+            )
             usage = None
         return _Answered(response=response, reply=reply, usage=usage)
 
@@ -367,20 +393,18 @@ def _recorded_spent(session: Session | None, budget: Budget | None) -> Spent:
         tokens = run.tokens
         if tokens is None:
             continue
+        # The counts as recorded (the transcript bounds them by 2**53 - 1, not by
+        # MAX_TOKEN_COUNT: a run recorded elsewhere is summed, never refused).
         billed = tokens.get("billed")
         if billed is not None:
-            used = Usage(
-                input=billed["input"],
-                output=billed.get("output"),
-                cache_read=billed["cache_read"],
-                cache_write=billed["cache_write"],
-            )
+            prompt, output = billed["input"], billed.get("output")
+            read, written = billed["cache_read"], billed["cache_write"]
         else:
             parts = ("head", "conversation", "tail", "tools")
-            used = Usage(input=sum(tokens[p] for p in parts))
-        total += used.input
+            prompt, output, read, written = sum(tokens[p] for p in parts), None, 0, 0
+        total += prompt
         if budget.price is not None:
-            cost += budget.price.cost(used)
+            cost += budget.price._cost(prompt, output, read, written)
     return Spent(input=total, cost=cost)
 
 
@@ -398,15 +422,52 @@ def _outcome(prepared: _Prepared, answered: _Answered, run: Run | None) -> RunOu
     )
 
 
-def _not_recorded(
-    session: Session, prepared: _Prepared, answered: _Answered, error: Exception
+def check_run(session: Session, messages: Sequence[Mapping[str, Any]]) -> None:
+    """Raise, without writing, what :meth:`Session.record_run` would raise for ``messages``
+    before any reply is known: the checks made before a model is called, by :class:`Loop` and
+    by every integration (docs/INTEGRATIONS.md, *Nothing paid is lost*).
+
+    :meth:`Session.record_run` makes them again under its lock; another writer could still
+    append in between, but a run this process can tell is unrecordable is refused now.
+    """
+    session.check_appendable()  # closed, read-only, or a torn last line
+    session.check_conversation(messages)  # seed, length, last recorded message
+    session.check_recordable(messages)  # every new message has a record form
+
+
+def run_not_recorded(
+    session: Session,
+    error: Exception,
+    *,
+    messages: Sequence[Any],
+    context: RunContext,
+    request: Any,
+    reply: Mapping[str, Any] | None,
+    response: Any,
 ) -> RunNotRecordedError:
+    """The error for a run the model answered but the transcript did not take: its outcome
+    carries the reply (``reply``, the transcript form; ``response``, what the model returned)
+    and the ``request`` that was sent; raise it ``from error``. A reply without a transcript
+    form is ``{}`` in the outcome, and only ``response`` has it."""
+    outcome = RunOutcome(
+        messages=[*messages] if reply is None else [*messages, reply],
+        request=request,
+        reply={} if reply is None else reply,
+        context_digest=context.digest,
+        context_tokens=None,
+        run=None,
+        response=response,
+    )
+    return _not_recorded(session, outcome, error)
+
+
+def _not_recorded(session: Session, outcome: RunOutcome, error: Exception) -> RunNotRecordedError:
     return RunNotRecordedError(
         f"the backend answered but the run could not be recorded ({type(error).__name__}: "
         f"{error}); the reply and the request are in this error's outcome "
         "(error.outcome.messages ends with the reply)",
         path=session.path,
-        outcome=_outcome(prepared, answered, None),
+        outcome=outcome,
     )
 
 

@@ -115,14 +115,22 @@ _SCHEMA = (
 
 # One batch of records after a cursor: at most _BATCH_ROWS of them and no more than _BATCH_BYTES
 # in all (but always the first, however long), with each line over the cap left unfetched (NULL:
-# the server does not read a value it does not return), so the client sees its size only.
+# the server does not read a value it does not return), so the client sees its size only. A
+# line's size is its `size` column or, if larger, the bytes stored for it (the line and its
+# section body, which it holds at least once): octet_length reads a value's length without
+# fetching it, and an edited `size` column then cannot let a longer line past the cap.
 _READ_BATCH = """
     WITH batch AS (
         SELECT seq, size, sum(size) OVER (ORDER BY seq) AS running
         FROM (
-            SELECT seq, size FROM runcontext_records
-            WHERE tenant = %(tenant)s AND session_id = %(session)s AND seq > %(after)s
-            ORDER BY seq LIMIT %(rows)s
+            SELECT r.seq,
+                   greatest(r.size, octet_length(r.line) + coalesce(octet_length(s.text), 0))
+                       AS size
+            FROM runcontext_records AS r
+            LEFT JOIN runcontext_sections AS s
+                ON s.tenant = r.tenant AND s.digest = r.section_digest
+            WHERE r.tenant = %(tenant)s AND r.session_id = %(session)s AND r.seq > %(after)s
+            ORDER BY r.seq LIMIT %(rows)s
         ) AS next
     )
     SELECT b.seq, b.size,
@@ -135,6 +143,27 @@ _READ_BATCH = """
         ON s.tenant = r.tenant AND s.digest = r.section_digest
     WHERE b.running <= %(bytes)s OR b.running = b.size
     ORDER BY b.seq
+"""
+
+
+# The session row, locked; then (a statement of its own) the last record's seq and the first 82
+# bytes of its line, which hold its chain; or both at once, in one snapshot, for a reader.
+_LOCK_ROW = """
+    SELECT records, format_version, chain FROM runcontext_sessions
+    WHERE tenant = %s AND session_id = %s FOR UPDATE
+"""
+_LAST_RECORD = """
+    SELECT seq, substring(line FROM 1 FOR 82) FROM runcontext_records
+    WHERE tenant = %s AND session_id = %s ORDER BY seq DESC LIMIT 1
+"""
+_ROW_AND_LAST_RECORD = """
+    SELECT s.records, s.format_version, s.chain, last.seq, last.head
+    FROM runcontext_sessions AS s
+    LEFT JOIN LATERAL (
+        SELECT seq, substring(line FROM 1 FOR 82) AS head FROM runcontext_records AS r
+        WHERE r.tenant = s.tenant AND r.session_id = s.session_id ORDER BY seq DESC LIMIT 1
+    ) AS last ON true
+    WHERE s.tenant = %s AND s.session_id = %s
 """
 
 
@@ -401,6 +430,14 @@ class PostgresStore:
         else:
             raise TypeError(f"{self._name}: not a cursor of this store: {cursor!r}")
         if self._next_seq is not None and after >= self._next_seq - 1:
+            if after > self._next_seq - 1:
+                # The caller read records that are gone: what it appends would chain onto
+                # one of them.
+                raise self._anchor_error(
+                    f"this session has read {after} records, but only {self._next_seq - 1} "
+                    "are stored: records were deleted since it read them; reopen the session",
+                    line=self._next_seq,
+                )
             # Inside writing() nobody else can append: nothing after the last record.
             return [], cursor
         with self._errors(), self._connection() as conn:
@@ -410,6 +447,10 @@ class PostgresStore:
         lines: list[bytes] = []
         last = after
         for seq, size, line, text in rows:
+            if seq != last + 1:
+                if lines:
+                    break  # return the records before the gap; the next call raises
+                raise self._gap(last, seq)
             if size > self.max_line_bytes:
                 if lines:
                     break  # return the records before it; the next call raises
@@ -439,7 +480,7 @@ class PostgresStore:
                     (f"{max(1, round(self.lock_timeout * 1000))}ms",),
                 )
             try:
-                records = self._session_row(conn, lock=True)
+                last = self._session_row(conn, lock=True)
             except psycopg.errors.LockNotAvailable:
                 raise TranscriptError(
                     f"another writer has held the session for more than {self.lock_timeout} s "
@@ -447,7 +488,9 @@ class PostgresStore:
                     path=self._name,
                     line=None,
                 ) from None
-            self._writer, self._next_seq = conn, records + 1
+            # The next seq follows the last record stored (checked against the row, and the
+            # row again by the write itself), never the row's count alone.
+            self._writer, self._next_seq = conn, last + 1
             try:
                 yield
             finally:
@@ -485,7 +528,7 @@ class PostgresStore:
             ).fetchone()
         if row is None:
             raise self._missing()
-        return int(row[0]), row[1]
+        return int(row[0]), _anchor_text(row[1])
 
     # -- internals ---------------------------------------------------------------------------
 
@@ -540,19 +583,23 @@ class PostgresStore:
         )
 
     def _session_row(self, conn: psycopg.Connection[Any], *, lock: bool) -> int:
-        """The session's record count (locking its row if asked); refuses a missing session
-        and a format version this runcontext does not know."""
-        query = (
-            "SELECT records, format_version FROM runcontext_sessions"
-            " WHERE tenant = %s AND session_id = %s FOR UPDATE"
-            if lock
-            else "SELECT records, format_version FROM runcontext_sessions"
-            " WHERE tenant = %s AND session_id = %s"
-        )
-        row = conn.execute(query, (self.tenant, self.session_id)).fetchone()
+        """The last stored record's seq (locking the session's row if asked), checked against
+        the row: refuses a missing session, a format version this runcontext does not know,
+        and a row whose count or chain is not the last stored record's."""
+        key = (self.tenant, self.session_id)
+        if lock:
+            row = conn.execute(_LOCK_ROW, key).fetchone()
+            # A statement of its own, so its snapshot is taken once the lock is held: it sees
+            # every record the previous holder committed.
+            last = None if row is None else conn.execute(_LAST_RECORD, key).fetchone()
+            if row is not None:
+                row = (*row, *(last or (None, None)))
+        else:
+            row = conn.execute(_ROW_AND_LAST_RECORD, key).fetchone()  # one snapshot for both
         if row is None:
             raise self._missing()
-        records, version = int(row[0]), int(row[1])
+        records, version, chain, last_seq, last_head = row
+        records, version = int(records), int(version)
         if version > _KNOWN_FORMAT_VERSION:
             raise TranscriptVersionError(
                 f"the session was written in transcript format version {version}, newer than "
@@ -561,7 +608,60 @@ class PostgresStore:
                 line=1,
                 kind="version",
             )
-        return records
+        self._check_anchor(records, _anchor_text(chain), last_seq, last_head)
+        return 0 if last_seq is None else int(last_seq)
+
+    def _check_anchor(
+        self, records: int, chain: str | None, last_seq: int | None, last_head: bytes | None
+    ) -> None:
+        """Refuse a session row that does not describe the records stored: the row anchors the
+        session's tail (the chain alone cannot show records dropped from the end), so a
+        session whose row and records disagree is neither read nor appended to."""
+        if last_seq is None:
+            if not records:
+                return  # they agree: nothing (a row made by hand; a reader finds no header)
+            raise self._anchor_error(
+                f"the session row counts {records} records, but none is stored (deleted by "
+                "hand or by a partial restore); restore them from a backup, or delete the "
+                "session",
+                line=1,
+            )
+        if last_seq < records:
+            missing = _span(last_seq + 1, records)
+            raise self._anchor_error(
+                f"the session row counts {records} records, but the last one stored is record "
+                f"{last_seq} ({missing} missing: deleted by hand or by a partial restore); "
+                "restore them from a backup",
+                line=last_seq + 1,
+            )
+        if last_seq > records:
+            raise self._anchor_error(
+                f"the session row counts {records} records, but {_span(records + 1, last_seq)} "
+                "stored after them (a write whose session-row update was lost, or records "
+                "inserted by hand); if they are genuine, set the row's records and chain to "
+                "the last record's",
+                line=records + 1,
+            )
+        found = _line_chain(bytes(last_head) if last_head is not None else b"")
+        if found != chain:
+            raise self._anchor_error(
+                f"the session row anchors chain {chain or 'none'}, but record {last_seq} has "
+                f"chain {found or 'none'}: records were removed or rewritten",
+                line=last_seq,
+            )
+
+    def _anchor_error(self, message: str, *, line: int) -> TranscriptDigestError:
+        return TranscriptDigestError(message, path=self._name, line=line, kind="anchor")
+
+    def _gap(self, last: int, seq: int) -> TranscriptDigestError:
+        after = f"follows record {last}" if last else "is the first stored"
+        missing = _span(last + 1, seq - 1)
+        return TranscriptDigestError(
+            f"{missing} missing (record {seq} {after}): records were deleted",
+            path=self._name,
+            line=seq,
+            kind="chain",
+        )
 
     def _insert(self, conn: psycopg.Connection[Any], first: int, lines: Sequence[bytes]) -> None:
         """Insert ``lines`` as records ``first``, ``first + 1``, …, their new sections, and
@@ -622,11 +722,19 @@ class PostgresStore:
                 " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 records,
             )
+            # `first` follows the last record the writer found stored (create(): none); the
+            # row must count exactly the records before it, or a gap would be written.
             cur.execute(
                 "UPDATE runcontext_sessions SET records = %s, chain = %s, updated = now()"
-                " WHERE tenant = %s AND session_id = %s",
-                (first + len(lines) - 1, chain, self.tenant, self.session_id),
+                " WHERE tenant = %s AND session_id = %s AND records = %s",
+                (first + len(lines) - 1, chain, self.tenant, self.session_id, first - 1),
             )
+            if cur.rowcount != 1:
+                raise self._anchor_error(
+                    f"the session row does not count the {first - 1} records stored before "
+                    "this write; nothing was written",
+                    line=first,
+                )
 
     def _split_section(
         self, record: dict[str, Any], line: bytes, seq: int
@@ -666,14 +774,28 @@ class PostgresStore:
 
     def _rebuild(self, seq: int, stored: bytes, text: bytes) -> bytes:
         record = _parse(stored, self._name, seq)
-        record["text"] = text.decode("utf-8")
+        try:
+            record["text"] = text.decode("utf-8")
+        except UnicodeDecodeError as error:
+            # Refused as a file's line holding the same bytes would be.
+            raise TranscriptFormatError(
+                f"not JSON: invalid UTF-8 (byte {error.start} of the section body stored for "
+                f"{record.get('digest')})",
+                path=self._name,
+                line=seq,
+                kind="not-json",
+            ) from None
         return canonical_json(record)
 
 
 def _parse(line: bytes, name: str, seq: int) -> dict[str, Any]:
     try:
         record = json.loads(line)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+    except UnicodeDecodeError as error:
+        raise TranscriptFormatError(
+            f"not JSON: invalid UTF-8 (byte {error.start})", path=name, line=seq, kind="not-json"
+        ) from None
+    except json.JSONDecodeError as error:
         raise TranscriptFormatError(
             f"not a JSON record: {error}", path=name, line=seq, kind="not-json"
         ) from None
@@ -682,6 +804,27 @@ def _parse(line: bytes, name: str, seq: int) -> dict[str, Any]:
             "a record must be a JSON object", path=name, line=seq, kind="not-an-object"
         )
     return record
+
+
+def _span(first: int, last: int) -> str:
+    """``record 7 is`` or ``records 7 to 9 are``."""
+    return f"record {first} is" if first == last else f"records {first} to {last} are"
+
+
+def _anchor_text(value: object) -> str | None:
+    """The session row's ``chain`` as text. A database whose encoding is SQL_ASCII returns
+    text columns as bytes, which may then be anything: shown with their bad bytes escaped."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
+    return None if value is None else str(value)
+
+
+def _line_chain(head: bytes) -> str | None:
+    """The ``chain`` a line begins with (``{"chain":"blake3:…",``: it sorts before every other
+    member), or ``None`` for a line that does not begin with one (version 1, or damaged)."""
+    if head.startswith(b'{"chain":"') and head[81:82] == b'"':
+        return head[10:81].decode("utf-8", "backslashreplace")
+    return None
 
 
 def _time(record: dict[str, Any]) -> datetime | None:

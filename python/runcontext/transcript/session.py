@@ -53,9 +53,11 @@ from runcontext.transcript.errors import (
     SeedMismatchError,
     TornTranscriptError,
     TornTranscriptWarning,
+    TranscriptError,
     TranscriptFormatError,
     TranscriptVersionError,
     UnchainedTranscriptWarning,
+    shown_name,
 )
 from runcontext.transcript.files import FileStore, LineTooLong
 from runcontext.transcript.stores import open_store
@@ -108,7 +110,7 @@ class Session:
     @classmethod
     def create(
         cls,
-        path: str | os.PathLike[str] | TranscriptStore,
+        path: str | bytes | os.PathLike[str] | os.PathLike[bytes] | TranscriptStore,
         messages: Sequence[Mapping[str, Any]],
         *,
         durable: bool = False,
@@ -125,7 +127,9 @@ class Session:
         (``FileExistsError``: open it with :meth:`open` instead).
 
         ``path`` may be a ``postgresql://host/db?session=ID&tenant=T`` URI (the PostgreSQL
-        store; ``session_id=`` and ``tenant=`` may stand in for the query parameters).
+        store; ``session_id=`` and ``tenant=`` may stand in for the query parameters). A file
+        name may be ``bytes`` or hold bytes that are not UTF-8 (docs/TRANSCRIPT.md, *File
+        names*).
 
         ``max_line_bytes`` is the line cap, as for :meth:`open`: no record longer than it is
         written (``ValueError`` naming the message, before anything is written), so the
@@ -149,7 +153,7 @@ class Session:
         # Encode every message first: a bad one is refused naming its index, before anything
         # is written, and the seed digest hashes the bytes already encoded.
         bodies = [message_body(message, f"messages[{i}]") for i, message in enumerate(messages)]
-        state = Transcript(store.name, max_line_bytes)
+        state = Transcript(shown_name(store.name), max_line_bytes)  # errors show the name
         lines = [state.write_header(digest_bytes(bodies[0]), timestamp(clock))]
         lines.extend(_write_message(state, body, f"messages[{i}]") for i, body in enumerate(bodies))
         store.create(lines)
@@ -160,7 +164,7 @@ class Session:
     @classmethod
     def open(
         cls,
-        path: str | os.PathLike[str] | TranscriptStore,
+        path: str | bytes | os.PathLike[str] | os.PathLike[bytes] | TranscriptStore,
         *,
         repair: bool = False,
         writable: bool | None = None,
@@ -203,7 +207,7 @@ class Session:
         if isinstance(store, FileStore):
             store.open(writable=True if repair else writable)
         elif writable and not getattr(store, "writable", True):
-            raise PermissionError(f"{store.name}: the store is read-only")
+            raise PermissionError(f"{shown_name(store.name)}: the store is read-only")
         self = object.__new__(cls)
         self._setup(store, durable=durable, clock=clock, max_line_bytes=max_line_bytes)
         if writable is False:  # another store has no read-only mode of its own: refuse here
@@ -217,7 +221,7 @@ class Session:
         if self._state.version == 1:
             warnings.warn(
                 UnchainedTranscriptWarning(
-                    f"{store.name}: a version 1 transcript: its records are not chained, so an "
+                    f"{self._shown}: a version 1 transcript: its records are not chained, so an "
                     "edit to one cannot be detected; it is read-only (start a new transcript "
                     "to record more runs)"
                 ),
@@ -239,11 +243,13 @@ class Session:
         # What messages name: the file (a FileStore's name is its path), or another store's
         # name as it is (a URI made a Path would lose its "//").
         self._where = store.name
+        self._shown = shown_name(store.name)  # as messages show it (docs/TRANSCRIPT.md)
         self._writable = bool(getattr(store, "writable", True))
         self._durable = durable
         self._clock = utc_now if clock is None else clock
         self._thread_lock = RLock()  # threads of one process share the store
-        self._state = Transcript(store.name, max_line_bytes)
+        # The core's errors name the file as shown; _apply_batch gives them the exact name.
+        self._state = Transcript(self._shown, max_line_bytes)
         self._cursor: object | None = None  # where the records read so far end
         self._skip = 0  # records after the cursor already applied (a batch cut by an error)
         self._offset = 0  # bytes of complete records read so far (the file store's cursor)
@@ -281,10 +287,11 @@ class Session:
         self.close()
 
     def __repr__(self) -> str:
-        return (
-            f"<Session {self._store.name!r}: {self._state.message_count} messages, "
-            f"{self._state.run_count} runs>"
-        )
+        # A name with a byte that is not UTF-8 or a control: quoted as shown, not as repr
+        # shows a lone surrogate (\udce9, where the file's byte is \xe9).
+        name = repr(self._where) if self._shown == self._where else f"'{self._shown}'"
+        state = self._state
+        return f"<Session {name}: {state.message_count} messages, {state.run_count} runs>"
 
     # --- properties -------------------------------------------------------------------------
 
@@ -381,9 +388,7 @@ class Session:
             count = self._state.run_count
             if not 1 <= run <= count:
                 span = f"runs 1 to {count}" if count else "no runs yet"
-                raise IndexError(
-                    f"{os.fspath(self._where)}: no run {run}: the transcript has {span}"
-                )
+                raise IndexError(f"{self._shown}: no run {run}: the transcript has {span}")
             return self._state.run(run).context
 
     # --- checking ---------------------------------------------------------------------------
@@ -429,13 +434,16 @@ class Session:
         """Raise the error an append would raise now, without writing anything.
 
         ``ValueError`` for a closed or read-only session, :class:`TornTranscriptError` for a
-        file that ends with a torn record. :class:`runcontext.Loop` calls it before it spends a
-        request on a run it could not record.
+        file that ends with a torn record, :class:`TranscriptReplacedError` for a path that no
+        longer names the file the session opened. :class:`runcontext.Loop` calls it before it
+        spends a request on a run it could not record.
         """
         self._check_writable()
         with self._thread_lock:
             self._refresh(warn=False)
             self._check_not_torn()
+            if isinstance(self._store, FileStore):
+                self._store.check_same_file()
 
     def check_recordable(self, messages: Sequence[Mapping[str, Any]]) -> None:
         """Raise the error :meth:`record_run` would raise for the messages of ``messages`` the
@@ -544,10 +552,10 @@ class Session:
 
     def _check_writable(self) -> None:
         if self._closed:
-            raise ValueError(f"{self._store.name}: the session is closed")
+            raise ValueError(f"{self._shown}: the session is closed")
         if not self._writable:
             raise ValueError(
-                f"{self._store.name}: the session is read-only (opened with "
+                f"{self._shown}: the session is read-only (opened with "
                 "writable=False, or the file is not writable by this process); open it with "
                 "writable=True to append"
             )
@@ -606,7 +614,7 @@ class Session:
         finished in between), and what is still partial is torn.
         """
         if self._closed:
-            raise ValueError(f"{self._store.name}: the session is closed")
+            raise ValueError(f"{self._shown}: the session is closed")
         self._read_new()
         store = self._store
         partial: int = getattr(store, "partial", 0)  # a store without lines in flight has none
@@ -666,8 +674,10 @@ class Session:
         read = state.read_chunks if chunked else state.read_lines
         try:
             read(batch, self._skip)
-        except BaseException:
+        except BaseException as error:
             self._skip += state.lines - before  # those are applied: skip them when read again
+            if isinstance(error, TranscriptError):  # the core was given the name as shown
+                error.file = self._where
             raise
 
     def _torn_at(self, partial: int) -> TornTail | None:
@@ -680,7 +690,7 @@ class Session:
         assert torn is not None
         warnings.warn(
             TornTranscriptWarning(
-                f"{self._store.name}:{torn.line}: the last record is torn ({torn.length} "
+                f"{self._shown}:{torn.line}: the last record is torn ({torn.length} "
                 "bytes without a newline, probably a writer killed mid-append); the "
                 f"{self._state.lines} complete records before it are readable; open with "
                 "repair=True to truncate it before appending"
@@ -712,14 +722,14 @@ def _tokens_body(tokens: Mapping[str, Any]) -> bytes:
 
 
 def _store(
-    target: str | os.PathLike[str] | TranscriptStore,
+    target: str | bytes | os.PathLike[str] | os.PathLike[bytes] | TranscriptStore,
     *,
     durable: bool,
     max_line_bytes: int,
     session_id: str | None = None,
     tenant: str | None = None,
 ) -> TranscriptStore:
-    if isinstance(target, str | os.PathLike):
+    if isinstance(target, str | bytes | os.PathLike):
         # A path, or a postgresql:// URI (runcontext.transcript.stores.open_store).
         return open_store(
             target,

@@ -8,6 +8,7 @@ import os
 import re
 
 from runcontext._core import DEFAULT_MAX_LINE_BYTES
+from runcontext.transcript.errors import shown_name
 from runcontext.transcript.files import FileStore
 
 TYPE_CHECKING = False  # not typing's: `runcontext log` lists a transcript without typing
@@ -23,7 +24,7 @@ def is_postgres_dsn(target: object) -> bool:
 
 
 def open_store(
-    target: str | os.PathLike[str],
+    target: str | bytes | os.PathLike[str] | os.PathLike[bytes],
     *,
     session_id: str | None = None,
     tenant: str | None = None,
@@ -40,20 +41,21 @@ def open_store(
     defaults to ``"default"``); it needs the ``postgres`` extra. ``durable`` is the file
     store's (PostgreSQL commits are as durable as the server is configured to make them).
     """
+    if not isinstance(target, str):  # bytes or a path object: the file store's str form
+        target = os.fsdecode(target)
     if is_postgres_dsn(target):
-        assert isinstance(target, str)
         from runcontext.transcript.postgres import PostgresStore
 
         return PostgresStore(target, session_id, tenant=tenant, max_line_bytes=max_line_bytes)
-    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", target) if isinstance(target, str) else None
+    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", target)
     if scheme is not None:
         raise ValueError(
-            f"{target}: unknown store scheme {scheme.group(1)!r}; give a path or a "
+            f"{shown_name(target)}: unknown store scheme {scheme.group(1)!r}; give a path or a "
             "postgresql:// URI"
         )
     if session_id is not None or tenant is not None:
         raise ValueError(
-            f"{os.fspath(target)}: session_id and tenant are for a PostgreSQL store; a "
+            f"{shown_name(target)}: session_id and tenant are for a PostgreSQL store; a "
             "transcript file holds one session"
         )
     return FileStore(target, durable=durable, max_line_bytes=max_line_bytes)

@@ -231,17 +231,101 @@ pub fn write_f64<O: Output>(out: &mut O, v: f64) -> Result<(), CanonicalError> {
 
 /// Writes the finite `v` as [`write_f64`] does at `dst` and returns its length (at most
 /// [`F64_TEXT_MAX`]); [`F64_STORE`] bytes may be stored, those past the length being
-/// scratch. For front ends that reserve once for a run of numbers.
+/// scratch.
 ///
 /// # Safety
 /// `v` must be finite, and [`F64_STORE`] bytes writable at `dst`.
 #[inline(always)]
-pub unsafe fn write_finite_f64(dst: *mut u8, v: f64) -> usize {
+unsafe fn write_finite_f64(dst: *mut u8, v: f64) -> usize {
     // SAFETY: the caller's promise is write_es_number's.
     unsafe { crate::number::write_es_number(dst, v) }
 }
 
-pub use crate::number::{F64_STORE, F64_TEXT_MAX};
+use crate::number::{F64_STORE, F64_TEXT_MAX};
+
+/// At most this many numbers are written by one call of [`write_int_run`] or
+/// [`write_float_run`], after one reservation.
+pub const NUMBER_RUN: usize = 32;
+
+/// Writes the ints of `values`, each after a `,` but the first, until one is `None`, one is
+/// outside ±[`MAX_SAFE_INTEGER`] (left unwritten, for the caller to write, or refuse, the
+/// general way) or [`NUMBER_RUN`] are written; returns how many were. For a front end
+/// writing an array whose elements are mostly numbers: one reservation for the run, then no
+/// capacity checks (the checks of each number and of its comma were a sixth of an int's
+/// instructions).
+#[inline(always)]
+pub fn write_int_run<O: Output>(
+    out: &mut O,
+    values: impl IntoIterator<Item = Option<i64>>,
+) -> usize {
+    let safe = |v: &i64| v.unsigned_abs() <= MAX_SAFE_INTEGER as u64;
+    // SAFETY: every value written passed `safe`, which is write_safe_int's promise; it
+    // stores INT_STORE bytes and writes at most INT_TEXT_MAX.
+    unsafe {
+        write_run(out, (INT_TEXT_MAX, INT_STORE), values, safe, |dst, v| {
+            write_safe_int(dst, v)
+        })
+    }
+}
+
+/// [`write_int_run`] for doubles: the run stops at a value that is not finite, which the
+/// caller then refuses through [`write_f64`].
+#[inline(always)]
+pub fn write_float_run<O: Output>(
+    out: &mut O,
+    values: impl IntoIterator<Item = Option<f64>>,
+) -> usize {
+    // SAFETY: every value written is finite, which is write_finite_f64's promise; it stores
+    // F64_STORE bytes and writes at most F64_TEXT_MAX.
+    unsafe {
+        write_run(
+            out,
+            (F64_TEXT_MAX, F64_STORE),
+            values,
+            |v| v.is_finite(),
+            |dst, v| write_finite_f64(dst, v),
+        )
+    }
+}
+
+/// The loop of [`write_int_run`] and [`write_float_run`].
+///
+/// # Safety
+/// `write` must store at most `store` bytes at its destination and return a length of at
+/// most `text_max`, for any value `accept` accepts.
+#[inline(always)]
+unsafe fn write_run<O: Output, T: Copy>(
+    out: &mut O,
+    (text_max, store): (usize, usize),
+    values: impl IntoIterator<Item = Option<T>>,
+    accept: impl Fn(&T) -> bool,
+    write: impl Fn(*mut u8, T) -> usize,
+) -> usize {
+    out.reserve(NUMBER_RUN * (1 + text_max) + store);
+    let base = out.len();
+    // SAFETY: element k of the run (k < NUMBER_RUN) starts at most k * (1 + text_max) bytes
+    // past `base`, and its comma and the `store` bytes of its text end within the
+    // reservation (the caller's promise for `write`). `set_len` covers the commas and texts
+    // written.
+    unsafe {
+        let run = out.as_mut_ptr().add(base);
+        let mut dst = run;
+        let mut written = 0;
+        for value in values.into_iter().take(NUMBER_RUN) {
+            let Some(value) = value.filter(&accept) else {
+                break;
+            };
+            if written > 0 {
+                *dst = b',';
+                dst = dst.add(1);
+            }
+            dst = dst.add(write(dst, value));
+            written += 1;
+        }
+        out.set_len(base + dst.offset_from(run) as usize);
+        written
+    }
+}
 
 /// Writes an integer in plain decimal; refuses magnitudes above [`MAX_SAFE_INTEGER`].
 /// Within that range the output equals [`write_f64`] of the same number.
@@ -263,19 +347,19 @@ pub fn write_i64<O: Output>(out: &mut O, v: i64) -> Result<(), CanonicalError> {
 }
 
 /// How many bytes [`write_safe_int`] stores, whatever the length of the number.
-pub const INT_STORE: usize = 24;
+const INT_STORE: usize = 24;
 
 /// The longest integer [`write_safe_int`] writes: a sign and sixteen digits.
-pub const INT_TEXT_MAX: usize = 17;
+const INT_TEXT_MAX: usize = 17;
 
 /// Writes `v` in plain decimal at `dst` and returns its length (at most [`INT_TEXT_MAX`]);
-/// [`INT_STORE`] bytes are stored, those past the length being scratch. For front ends that
-/// reserve once for a run of numbers ([`write_i64`] is this, checked).
+/// [`INT_STORE`] bytes are stored, those past the length being scratch ([`write_i64`] and
+/// [`write_int_run`] are this, checked).
 ///
 /// # Safety
 /// `v` must be within ±[`MAX_SAFE_INTEGER`], and [`INT_STORE`] bytes writable at `dst`.
 #[inline(always)]
-pub unsafe fn write_safe_int(dst: *mut u8, v: i64) -> usize {
+unsafe fn write_safe_int(dst: *mut u8, v: i64) -> usize {
     let magnitude = v.unsigned_abs();
     if magnitude < 100_000_000 {
         // SAFETY: a sign and at most eight digits: nine of the INT_STORE bytes at `dst`.
@@ -338,8 +422,8 @@ pub unsafe fn write_safe_int(dst: *mut u8, v: i64) -> usize {
 ///
 /// Ints below 10**8 skip the scratch buffer: its 24-byte copy loads bytes stored a moment
 /// before by narrower stores, which the processor cannot forward, so each int waited for its
-/// own digits to reach the cache (issue 13: the 10,000 small ints ran 1.4-1.7x orjson's wall
-/// time at 1.02x its instructions).
+/// own digits to reach the cache (10,000 small ints ran 1.4-1.7x orjson's wall time at
+/// 1.02x its instructions).
 ///
 /// # Safety
 /// Nine bytes must be writable at `dst`.
@@ -485,10 +569,10 @@ pub(crate) fn sort_members<V>(members: &mut [(&str, V)]) -> Result<(), Canonical
 const SMALL_SORT_AT_MOST: usize = 8;
 
 /// [`sort_members`] for at most [`SMALL_SORT_AT_MOST`] members: an insertion sort on each
-/// key's first eight bytes, whole keys compared only where those are equal (issue 13: the
-/// calls to [`cmp_keys`] were most of the cost of the small objects of a chat transcript).
-/// The order is [`cmp_keys`]'s, by the argument of [`prefix_order`] with eight bytes for
-/// sixteen; keys with a byte in F0–FF in their prefix take [`sort_members`] instead.
+/// key's first eight bytes in UTF-16 order ([`utf16_order`]), whole keys compared only where
+/// those are equal (calls to [`cmp_keys`] were most of the cost of the small objects of a
+/// chat transcript). The order is [`cmp_keys`]'s, by the argument of [`prefix_order`] with
+/// eight bytes for sixteen.
 fn sort_small_members<V>(members: &mut [(&str, V)]) -> Result<(), CanonicalError> {
     let n = members.len();
     if n > SMALL_SORT_AT_MOST {
@@ -496,13 +580,8 @@ fn sort_small_members<V>(members: &mut [(&str, V)]) -> Result<(), CanonicalError
     }
     let mut prefixes = [0u64; SMALL_SORT_AT_MOST];
     let prefixes = &mut prefixes[..n];
-    let mut astral = 0;
     for (prefix, (key, _)) in prefixes.iter_mut().zip(members.iter()) {
-        *prefix = key_prefix8(key.as_bytes());
-        astral |= high_nibble_set(*prefix);
-    }
-    if astral != 0 {
-        return sort_members(members);
+        *prefix = utf16_order(key_prefix8(key.as_bytes()));
     }
     let before = |p: u64, a: &str, q: u64, b: &str| p < q || (p == q && cmp_keys(a, b).is_lt());
     for i in 1..n {
@@ -704,36 +783,32 @@ struct PrefixEntry {
 }
 
 /// The members' indices in canonical key order, sorted on a sixteen-byte prefix of each key
-/// and comparing whole keys only where two prefixes are equal (issue 13: comparing whole
-/// keys through [`cmp_keys`] was two thirds of the instructions of a 10,000-key dict). None
-/// when a prefix holds a byte in F0–FF (a character above U+FFFF starts in it) or there are
-/// more members than a `u32` counts; the caller then sorts with [`cmp_keys`].
+/// with its bytes in UTF-16 order ([`utf16_order`]), comparing whole keys only where two
+/// prefixes are equal (comparing whole keys through [`cmp_keys`] was two thirds of the
+/// instructions of a 10,000-key dict). None when there are more members than a `u32` counts;
+/// the caller then sorts with [`cmp_keys`].
 ///
-/// Why the prefix order is the canonical order whenever it is used: let two keys' prefixes
-/// differ first at byte `i` (< 16).
-/// - If both keys have a byte at `i`, their first differing byte is `i` and, neither byte
-///   being F0 or above, [`cmp_keys`] orders them by these two bytes, as the prefixes do.
+/// Why the prefix order is the canonical order: let two keys' prefixes differ first at byte
+/// `i` (< 16).
+/// - If both keys have a byte at `i`, their first differing byte is `i`, and [`utf16_order`]
+///   maps the two bytes to numbers in the order [`cmp_keys`] gives them.
 /// - If key `a` ends at `k <= i`, its prefix is zero from `k` on, so `b`'s bytes `k..i` are
-///   zero and its byte `i` is not: `a` is a proper prefix of `b` and sorts first, as its
-///   prefix does.
+///   zero (which [`utf16_order`] keeps) and its byte `i` is not: `a` is a proper prefix of
+///   `b` and sorts first, as its prefix does.
 ///
-/// Equal prefixes fall back to [`cmp_keys`], so the comparison is [`cmp_keys`] everywhere,
-/// a total order; duplicate keys end up next to each other, as they do with it.
+/// Equal prefixes (equal bytes, as [`utf16_order`] is one-to-one) fall back to
+/// [`cmp_keys`], so the comparison is [`cmp_keys`] everywhere, a total order; duplicate keys
+/// end up next to each other, as they do with it.
 fn prefix_order<V>(members: &[(&str, V)]) -> Option<Vec<PrefixEntry>> {
     u32::try_from(members.len()).ok()?;
     let mut order = Vec::with_capacity(members.len());
-    let mut astral = 0u64;
     for (index, (key, _)) in members.iter().enumerate() {
         let (hi, lo) = key_prefix(key.as_bytes());
-        astral |= high_nibble_set(hi) | high_nibble_set(lo);
         order.push(PrefixEntry {
-            hi,
-            lo,
+            hi: utf16_order(hi),
+            lo: utf16_order(lo),
             index: index as u32,
         });
-    }
-    if astral != 0 {
-        return None;
     }
     order.sort_unstable_by(|a, b| {
         (a.hi, a.lo)
@@ -741,6 +816,32 @@ fn prefix_order<V>(members: &[(&str, V)]) -> Option<Vec<PrefixEntry>> {
             .then_with(|| cmp_keys(members[a.index as usize].0, members[b.index as usize].0))
     });
     Some(order)
+}
+
+/// The eight UTF-8 bytes in `w` (big-endian) mapped one to one, so that comparing two such
+/// words at their first differing byte gives [`cmp_keys`]'s order: bytes F0–FF become EE–FD
+/// and EE–EF become FE–FF, every other byte stays.
+///
+/// Two keys equal up to a byte differ there either in two continuation bytes (80–BF, which
+/// stay, under the same lead byte) or in two lead bytes, where UTF-8 order is UTF-16 order
+/// except that a character above U+FFFF (lead F0–F4, a surrogate D800–DBFF in UTF-16) sorts
+/// before one in U+E000–U+FFFF (lead EE–EF). The map moves just those two leads above the
+/// astral ones and keeps the order of the rest; F5–FF are never in UTF-8 and go along with
+/// F0–F4. Without any byte from EE (ASCII keys, most text) it returns `w` itself, and an
+/// ASCII word takes one test; a few astral keys among many cost what the others cost.
+#[inline(always)]
+fn utf16_order(w: u64) -> u64 {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    if w & HIGH == 0 {
+        return w;
+    }
+    // Bit 7 of a byte from EE: its own bit 7 and bit 7 of its low seven bits plus 0x12
+    // (at most 0x7F + 0x12 = 0x91, so no carry leaves the byte).
+    let from_ee = w & ((w & !HIGH) + 0x1212_1212_1212_1212) & HIGH;
+    let from_f0 = high_nibble_set(w);
+    let ee_ef = from_ee & !from_f0;
+    // EE/EF + 0x10 and F0–FF − 2 stay within their bytes: no carry and no borrow.
+    (w + (ee_ef >> 3)) - (from_f0 >> 6)
 }
 
 /// The first sixteen bytes of `key` as two big-endian numbers, zero bytes past its end.
@@ -841,6 +942,57 @@ mod tests {
         }
     }
 
+    /// The runs write what write_i64 and write_f64 write, comma-separated, and stop at the
+    /// first value they do not take (left for the caller), or after NUMBER_RUN.
+    #[test]
+    fn number_runs_stop_where_they_must() {
+        let mut out = b"[".to_vec();
+        let ints = [0, -1, MAX_SAFE_INTEGER, -MAX_SAFE_INTEGER, 123_456_789, 7];
+        assert_eq!(write_int_run(&mut out, ints.map(Some)), 6);
+        let expected: Vec<String> = ints.iter().map(|v| v.to_string()).collect();
+        assert_eq!(out, format!("[{}", expected.join(",")).into_bytes());
+
+        for stop in [None, Some(MAX_SAFE_INTEGER + 1), Some(i64::MIN)] {
+            let mut out = Vec::new();
+            assert_eq!(
+                write_int_run(&mut out, [Some(1), Some(2), stop, Some(3)]),
+                2
+            );
+            assert_eq!(out, b"1,2");
+            assert_eq!(write_int_run(&mut out, [stop, Some(3)]), 0);
+            assert_eq!(out, b"1,2");
+        }
+
+        let floats = [0.5, -0.0, 1e21, 1e-7, 123.25, f64::MAX];
+        let mut out = Vec::new();
+        assert_eq!(write_float_run(&mut out, floats.map(Some)), 6);
+        let expected: Vec<String> = floats.iter().map(|v| n(*v)).collect();
+        assert_eq!(out, expected.join(",").into_bytes());
+        for stop in [
+            None,
+            Some(f64::NAN),
+            Some(f64::INFINITY),
+            Some(f64::NEG_INFINITY),
+        ] {
+            let mut out = Vec::new();
+            assert_eq!(write_float_run(&mut out, [Some(1.5), stop, Some(2.0)]), 1);
+            assert_eq!(out, b"1.5");
+        }
+
+        // At most NUMBER_RUN, each of the longest text, after one reservation.
+        let mut out = Vec::new();
+        let many = std::iter::repeat(Some(-MAX_SAFE_INTEGER));
+        assert_eq!(write_int_run(&mut out, many), NUMBER_RUN);
+        let one = (-MAX_SAFE_INTEGER).to_string();
+        assert_eq!(out, vec![one.as_str(); NUMBER_RUN].join(",").into_bytes());
+        let mut out = Vec::new();
+        let many = std::iter::repeat(Some(-1.2345678901234567e-300));
+        assert_eq!(write_float_run(&mut out, many), NUMBER_RUN);
+        let one = n(-1.2345678901234567e-300);
+        assert_eq!(one.len(), 24);
+        assert_eq!(out, vec![one.as_str(); NUMBER_RUN].join(",").into_bytes());
+    }
+
     #[test]
     fn first_difference_in_every_position() {
         let a = "abcdefghijklmnopqrstuvwxyz";
@@ -937,17 +1089,10 @@ mod tests {
                 shuffled.swap(i, (state % (i as u64 + 1)) as usize);
             }
             let members: Vec<(&str, ())> = shuffled.iter().map(|k| (k.as_str(), ())).collect();
-            match prefix_order(&members) {
-                // Keys above U+FFFF in a prefix: the caller sorts whole keys instead.
-                None => assert!(astral),
-                Some(order) => {
-                    assert!(!astral);
-                    let sorted: Vec<&str> =
-                        order.iter().map(|e| members[e.index as usize].0).collect();
-                    assert_eq!(sorted, expected);
-                }
-            }
-            // Through write_object, at either path: the same bytes as the whole-key sort.
+            let order = prefix_order(&members).unwrap();
+            let sorted: Vec<&str> = order.iter().map(|e| members[e.index as usize].0).collect();
+            assert_eq!(sorted, expected);
+            // Through write_object: the same bytes as the whole-key sort.
             let value = Value::Object(shuffled.iter().map(|k| (k.clone(), Value::Null)).collect());
             let mut out = b"{".to_vec();
             for (i, k) in expected.iter().enumerate() {
@@ -1050,6 +1195,137 @@ mod tests {
             err.kind,
             CanonicalErrorKind::DuplicateKey("tool_calls".into())
         );
+    }
+
+    /// Every pair of bytes at every position of a word: [`utf16_order`] orders them as
+    /// [`cmp_keys`] orders two keys that first differ in them (for bytes that can meet
+    /// there: two lead bytes, or two continuation bytes), and is one to one.
+    #[test]
+    fn utf16_order_orders_bytes_as_cmp_keys() {
+        let lead = |b: u8| b < 0x80 || (0xC2..=0xF4).contains(&b);
+        // The character whose UTF-8 form starts with lead byte `b`.
+        let key_with = |b: u8| -> String {
+            let c = match b {
+                0x00..=0x7F => u32::from(b),
+                0xC2..=0xDF => u32::from(b & 0x1F) << 6,
+                0xE0 => 0x800,
+                0xE1..=0xEF => u32::from(b & 0x0F) << 12,
+                0xF0 => 0x10000,
+                _ => u32::from(b & 0x07) << 18,
+            };
+            char::from_u32(c).unwrap().to_string()
+        };
+        let mut seen = std::collections::HashSet::new();
+        for x in 0..=255u8 {
+            assert!(
+                seen.insert(utf16_order(u64::from(x))),
+                "{x:#x} maps onto another byte"
+            );
+            for y in 0..=255u8 {
+                let both_lead = lead(x) && lead(y);
+                let both_continuation = (0x80..0xC0).contains(&x) && (0x80..0xC0).contains(&y);
+                if !(both_lead || both_continuation) {
+                    continue;
+                }
+                let expected = if both_lead {
+                    let (a, b) = (key_with(x), key_with(y));
+                    assert_eq!(a.as_bytes()[0], x);
+                    assert_eq!(b.as_bytes()[0], y);
+                    a.encode_utf16().cmp(b.encode_utf16())
+                } else {
+                    x.cmp(&y)
+                };
+                for at in 0..8 {
+                    let w = |b: u8| {
+                        utf16_order(
+                            0x4142_4344_4546_4748 & !(0xff << (8 * at)) | u64::from(b) << (8 * at),
+                        )
+                    };
+                    assert_eq!(w(x).cmp(&w(y)), expected, "{x:#x} {y:#x} at {at}");
+                }
+            }
+        }
+    }
+
+    /// Keys mixing ASCII, U+E000–U+FFFF and characters above U+FFFF, in objects of every
+    /// size around the sorts' thresholds and of 10,000 members: the order of their UTF-16
+    /// code units, and duplicates found.
+    #[test]
+    fn mixed_keys_sort_by_utf16_at_every_size() {
+        let alphabet = [
+            "a",
+            "b",
+            "~",
+            "\u{7f}",
+            "é",
+            "\u{D7FF}",
+            "\u{E000}",
+            "\u{FFFF}",
+            "\u{10000}",
+            "\u{1F600}",
+            "\u{10FFFF}",
+            "\0",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut sizes: Vec<usize> = (0..=PREFIX_SORT_FROM + 2).collect();
+        sizes.push(10_000);
+        for size in sizes {
+            for _ in 0..if size > 100 { 2 } else { 30 } {
+                let mut keys = std::collections::BTreeSet::new();
+                while keys.len() < size {
+                    // Mostly ASCII with a shared stem, a few characters from the alphabet.
+                    let mut key =
+                        String::from(["", "key_", "key_0000000000000"][(next() % 3) as usize]);
+                    for _ in 0..next() % 24 {
+                        let r = next();
+                        if r % 4 == 0 {
+                            key.push_str(alphabet[(r / 4 % alphabet.len() as u64) as usize]);
+                        } else {
+                            key.push(char::from(b'0' + (r / 4 % 10) as u8));
+                        }
+                    }
+                    keys.insert(key);
+                }
+                let keys: Vec<String> = keys.into_iter().collect();
+                let mut expected = keys.clone();
+                expected.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+                let mut members: Vec<(&str, ())> = keys.iter().map(|k| (k.as_str(), ())).collect();
+                for i in (1..members.len()).rev() {
+                    members.swap(i, (next() % (i as u64 + 1)) as usize);
+                }
+                let value = Value::Object(
+                    members
+                        .iter()
+                        .map(|m| (m.0.to_owned(), Value::Null))
+                        .collect(),
+                );
+                let mut out = b"{".to_vec();
+                for (i, k) in expected.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write_str(&mut out, k);
+                    out.extend_from_slice(b":null");
+                }
+                out.push(b'}');
+                assert_eq!(value.to_canonical().unwrap(), out, "{size} keys");
+                if size > 0 {
+                    let Value::Object(mut with_dup) = value else {
+                        unreachable!()
+                    };
+                    let dup = with_dup[(next() % size as u64) as usize].clone();
+                    with_dup.push(dup.clone());
+                    let err = Value::Object(with_dup).to_canonical().unwrap_err();
+                    assert_eq!(err.kind, CanonicalErrorKind::DuplicateKey(dup.0));
+                }
+            }
+        }
     }
 
     #[test]

@@ -24,10 +24,10 @@
 /// How many bytes [`write_es_number`] stores at its destination, whatever the number: zmij's
 /// buffer (24 bytes, which its digit stores may fill past the number's end) and the fixed-size
 /// stores of the plain layouts from an exponent form (42 bytes), rounded up.
-pub const F64_STORE: usize = 48;
+pub(crate) const F64_STORE: usize = 48;
 
 /// The longest text [`write_es_number`] writes: `-0.00000` and seventeen digits.
-pub const F64_TEXT_MAX: usize = 25;
+pub(crate) const F64_TEXT_MAX: usize = 25;
 
 // zmij writes into a `zmij::Buffer` only, so the output's spare capacity is viewed as one
 // (as orjson writes its floats). zmij 1's Buffer is one field, `[MaybeUninit<u8>; 24]`; a
@@ -49,21 +49,21 @@ const E21: u64 = 1e21f64.to_bits();
 
 /// Writes the finite `v` in ECMAScript form at `dst` and returns its length (at most
 /// [`F64_TEXT_MAX`]); [`F64_STORE`] bytes may be stored, those past the length being
-/// scratch. For front ends that reserve once for a run of numbers
-/// ([`crate::canonical::write_f64`] is this, checked).
+/// scratch ([`crate::canonical::write_f64`] and [`crate::canonical::write_float_run`] are
+/// this, checked).
 ///
-/// zmij writes its text straight into the output (issue 13: formatting on the stack, then
+/// zmij writes its text straight into the output (formatting on the stack, then
 /// copying, cost a float a fifth of its instructions), and the layout is corrected from `v`
 /// alone, not from the text: reading back the bytes zmij had just stored, which the
 /// processor cannot forward from its narrower stores, made each number wait for its text to
-/// reach the cache before the next could be placed (issue 13: payloads (c) and (d)). Only the
-/// two layouts that differ from zmij's in more than a `.0` (exponents −6 and 16 to 20) are
+/// reach the cache before the next could be placed (payloads (c) and (d) of
+/// `benches/bench_canonical.py`). Only the two layouts that differ from zmij's in more than a `.0` (exponents −6 and 16 to 20) are
 /// rewritten, in place.
 ///
 /// # Safety
 /// `v` must be finite, and [`F64_STORE`] bytes writable at `dst`.
 #[inline(always)]
-pub unsafe fn write_es_number(dst: *mut u8, v: f64) -> usize {
+pub(crate) unsafe fn write_es_number(dst: *mut u8, v: f64) -> usize {
     // -0 + 0 is +0 (rounding to nearest), any other `v` is unchanged: both zeros are then
     // zmij's `0.0`, which becomes ECMAScript's `0` as any integer's text does below.
     let v = v + 0.0;

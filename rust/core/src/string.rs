@@ -77,7 +77,7 @@ fn room_for(take: usize) -> usize {
 /// `written` bytes for the first `consumed`: the rest at the rate of escapes so far and an
 /// eighth more. A long text with escapes then grows its output about once, early (a
 /// `realloc` copies its whole block, used or not: a late grow of a 1 MB text was a 1 MB
-/// copy, issue 13), and a text without any to its own length (a larger block than the
+/// copy), and a text without any to its own length (a larger block than the
 /// `bytes` that is left would keep glibc from reusing it on the next call: a fresh `mmap`,
 /// faulted in on every call).
 fn estimate(rest: usize, written: usize, consumed: usize) -> usize {
@@ -150,7 +150,7 @@ unsafe fn dirty(src: *const u8, len: usize) -> bool {
 /// of the block's mask, in order) is written over its copy and the rest of the block stored
 /// again after it; so a run without escapes is read once and written once, and an escape
 /// costs a table load, an eight-byte store and one sixteen-byte copy, without scanning
-/// again (issue 13). The room is checked once per window of [`WINDOW`] bytes of text, for
+/// again. The room is checked once per window of [`WINDOW`] bytes of text, for
 /// the longest form of the window, instead of once per escape; where the output was sized
 /// closer than that (the end of a long text), block by block, for the blocks that have
 /// escapes.
@@ -181,7 +181,7 @@ pub fn write_str<O: Output>(out: &mut O, s: &str) {
 
 /// Texts from this length leave the inline part of [`write_str`]: where AVX2 may be, for
 /// [`write_medium`] (one branch for both, so the short texts' code is what it was without
-/// AVX2: with the check inline, the chat transcript took 3-5 % more wall time, issue 13).
+/// AVX2: with the check inline, the chat transcript took 3-5 % more wall time).
 const LONG_FROM: usize = if cfg!(target_arch = "x86_64") {
     256
 } else {
@@ -383,7 +383,7 @@ fn has_avx2() -> bool {
 /// (a multiple of 32, more than `len - 64`) and the end of what it wrote. The rest is left to
 /// `block` and its kin.
 ///
-/// Half the instructions of `block` for text without escapes (issue 13: CJK and emoji text,
+/// Half the instructions of `block` for text without escapes (CJK and emoji text,
 /// long runs without an escape, ran at 1.2x orjson's wall time, which scans 16 bytes a
 /// step as `block` does); an escape costs what it costs there, with a 32-byte copy.
 ///

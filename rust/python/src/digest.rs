@@ -24,11 +24,11 @@
 //! canonical bytes, which by then belong to this thread, happens without it.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyMemoryView, PyString};
 
 use crate::errors::type_name;
+use crate::ffi;
 
 /// Above this many bytes, hashing releases the GIL (as blake3-py does above 2 KiB): below it,
 /// releasing and taking the GIL back costs more than other threads gain.
@@ -56,8 +56,8 @@ fn is_view_of_bytes(data: &Bound<'_, PyAny>) -> bool {
 pub fn digest(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
     if let Ok(text) = value.cast::<PyString>() {
         // A str's canonical JSON is its JSON string: escaped and hashed a block at a time,
-        // with no copy. A lone surrogate fails `to_str`, and the walk below reports it.
-        if let Ok(text) = text.to_str() {
+        // with no copy. A lone surrogate has no text, and the walk below reports it.
+        if let Some(text) = ffi::utf8(text) {
             if text.len() <= DETACH_THRESHOLD {
                 return Ok(runcontext_core::digest_json_str(text));
             }
@@ -84,12 +84,7 @@ pub fn digest_bytes(py: Python<'_>, data: &Bound<'_, PyAny>, parallel: bool) -> 
         // immutable and this call holds a strong reference to it until it returns.
         return Ok(py.detach(|| hash(bytes, parallel)));
     }
-    let mut view = std::mem::MaybeUninit::<ffi::Py_buffer>::uninit();
-    // SAFETY: a PyBUF_SIMPLE request asks for one contiguous run of bytes of any format.
-    if unsafe { ffi::PyObject_GetBuffer(data.as_ptr(), view.as_mut_ptr(), ffi::PyBUF_SIMPLE) } != 0
-    {
-        // SAFETY: PyObject_GetBuffer failed and set an exception, which is replaced here.
-        unsafe { ffi::PyErr_Clear() };
+    let Some(view) = ffi::BufferView::new(data) else {
         return Err(PyTypeError::new_err(format!(
             "digest_bytes() takes bytes or a contiguous bytes-like object, got {}; {}",
             type_name(data),
@@ -99,27 +94,18 @@ pub fn digest_bytes(py: Python<'_>, data: &Bound<'_, PyAny>, parallel: bool) -> 
                 "pass bytes(data)"
             }
         )));
-    }
-    // SAFETY: the export succeeded, so `view` is initialised until PyBuffer_Release.
-    let mut view = unsafe { view.assume_init() };
-    let len = usize::try_from(view.len).unwrap_or(0);
-    let digest = if len == 0 || view.buf.is_null() {
-        runcontext_core::digest_bytes(&[])
-    } else {
-        // SAFETY: the exporter guarantees `len` readable bytes at `buf` until the release
-        // below, and the GIL stays held while they are read (no Python code can change
-        // them; see the module comment), so they are hashed in place, not copied.
-        let bytes = unsafe { std::slice::from_raw_parts(view.buf.cast::<u8>(), len) };
-        if len > DETACH_THRESHOLD && is_view_of_bytes(data) {
-            // SAFETY (of reading without the GIL): a memoryview of a bytes object shows
-            // immutable memory, which the export above keeps alive until its release.
-            py.detach(|| hash(bytes, parallel))
-        } else {
-            hash(bytes, parallel)
-        }
     };
-    // SAFETY: releases the export made above, once.
-    unsafe { ffi::PyBuffer_Release(&mut view) };
+    // The export keeps the bytes where they are until the view is dropped, and the GIL stays
+    // held while they are read (no Python code can change them; see the module comment), so
+    // they are hashed in place, not copied.
+    let bytes = view.as_bytes();
+    let digest = if bytes.len() > DETACH_THRESHOLD && is_view_of_bytes(data) {
+        // Without the GIL: a memoryview of a bytes object shows immutable memory, which the
+        // export keeps alive until the view is dropped.
+        py.detach(|| hash(bytes, parallel))
+    } else {
+        hash(bytes, parallel)
+    };
     Ok(digest)
 }
 

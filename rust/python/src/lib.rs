@@ -1,13 +1,15 @@
 //! `runcontext._core`: the PyO3 binding of `runcontext-core`.
 //!
 //! Each function converts its arguments, calls the core and maps the core's error to a
-//! Python exception (`errors.rs`). No format rule lives in this crate.
+//! Python exception (`errors.rs`). No format rule lives in this crate. Raw CPython access
+//! (every `unsafe` block) is in `ffi.rs`, with the invariants it relies on.
 
 use pyo3::prelude::*;
 
 mod canonical;
 mod digest;
 mod errors;
+mod ffi;
 mod records;
 mod runcontext;
 mod transcript;

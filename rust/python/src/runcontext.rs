@@ -2,7 +2,7 @@
 //!
 //! Python values are described to the core as [`Shape`]s; the core applies every rule.
 //!
-//! Lean by design (issue 13): a context holds the caller's own `str` objects with the length
+//! Lean by design: a context holds the caller's own `str` objects with the length
 //! of each that normalisation keeps (a text is not copied to drop its trailing newline),
 //! the 32-byte hashes and the digest string: nothing that grows with the text beyond the
 //! caller's strings. The texts are read in place (never copied to be checked or hashed),
@@ -11,7 +11,6 @@
 //! access rather than kept (docs/FORMAT.md § 3.5, *Memory*).
 
 use pyo3::basic::CompareOp;
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{
@@ -22,21 +21,19 @@ use runcontext_core::{ArgError, ArgNode, Kept, Shape};
 
 use crate::digest::DETACH_THRESHOLD;
 use crate::errors::{runcontext_error, type_name};
+use crate::ffi;
 use crate::records::Section;
 
-/// A Python str the core reads in place, through its UTF-8 form.
+/// A Python str the core reads in place, through its UTF-8 form (`ffi::utf8`).
 struct PyText<'py> {
     obj: Bound<'py, PyString>,
-    utf8: *const u8,
-    len: usize,
 }
 
 impl<'py> PyText<'py> {
     /// `None` when the str is not Unicode text (it holds a lone surrogate).
     fn new(obj: Bound<'py, PyString>) -> Option<Self> {
-        let text = obj.to_str().ok()?;
-        let (utf8, len) = (text.as_ptr(), text.len());
-        Some(Self { obj, utf8, len })
+        ffi::utf8(&obj)?;
+        Some(Self { obj })
     }
 
     /// The str to hold: the caller's own when it is exactly a `str`; a subclass's text as a
@@ -52,10 +49,8 @@ impl<'py> PyText<'py> {
 
 impl AsRef<str> for PyText<'_> {
     fn as_ref(&self) -> &str {
-        // SAFETY: `utf8` and `len` are the UTF-8 form of `obj`, which this value keeps
-        // alive. A str is immutable, and its UTF-8 form is its own data (ASCII) or a cache
-        // CPython keeps with the object and frees only with it.
-        unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(self.utf8, self.len)) }
+        // Text at construction, and a str never changes: read in place again.
+        ffi::utf8(&self.obj).unwrap_or("")
     }
 }
 
@@ -158,42 +153,21 @@ fn hold(pairs: &[KeptPair<'_>]) -> Box<[Held]> {
         .collect()
 }
 
-/// The UTF-8 text of a str this class holds, for as long as `'a`.
-///
-/// SAFETY: `obj` is an exact str that was read as text at construction and is kept alive
-/// for `'a` (str objects are immutable; their UTF-8 form is their own data when ASCII, else
-/// the cache CPython made then and frees only with the object).
-unsafe fn utf8<'a>(obj: *mut ffi::PyObject) -> &'a str {
-    if unsafe { ffi::PyUnicode_IS_COMPACT_ASCII(obj) } != 0 {
-        let len = unsafe { ffi::PyUnicode_GET_LENGTH(obj) } as usize;
-        let data = unsafe { ffi::PyUnicode_DATA(obj) }.cast::<u8>();
-        return unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(data, len)) };
-    }
-    let mut size: ffi::Py_ssize_t = 0;
-    let data = unsafe { ffi::PyUnicode_AsUTF8AndSize(obj, &mut size) };
-    if data.is_null() {
-        // Unreachable (the text was UTF-8 at construction); an empty text is harmless.
-        unsafe { ffi::PyErr_Clear() };
-        return "";
-    }
-    let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size as usize) };
-    unsafe { std::str::from_utf8_unchecked(bytes) }
+/// The UTF-8 text of a str this class holds (read as text at construction: never `None`).
+fn held_text<'a>(py: Python<'a>, text: &'a Py<PyString>) -> &'a str {
+    ffi::utf8(text.bind(py)).unwrap_or("")
 }
 
 /// The kept `(name, text)` of each entry, and whether all of them are ASCII.
-fn read(entries: &[Held]) -> (Vec<(&str, &str)>, bool) {
+fn read<'a>(py: Python<'a>, entries: &'a [Held]) -> (Vec<(&'a str, &'a str)>, bool) {
     let mut ascii = true;
     let pairs = entries
         .iter()
         .map(|e| {
-            let (name, text) = (e.name.as_ptr(), e.text.as_ptr());
-            // SAFETY: `entries` holds both strs (see `utf8`), so they outlive the borrow of
-            // `entries`; PyUnicode_IS_ASCII reads a flag of a str. `kept` is a character
-            // boundary of the text (normalisation cut it there).
-            unsafe {
-                ascii &= ffi::PyUnicode_IS_ASCII(name) != 0 && ffi::PyUnicode_IS_ASCII(text) != 0;
-                (utf8(name), utf8(text).get(..e.kept).unwrap_or(""))
-            }
+            ascii &= ffi::is_ascii(e.name.bind(py)) && ffi::is_ascii(e.text.bind(py));
+            // `kept` is a character boundary of the text (normalisation cut it there).
+            let text = held_text(py, &e.text);
+            (held_text(py, &e.name), text.get(..e.kept).unwrap_or(""))
         })
         .collect();
     (pairs, ascii)
@@ -202,8 +176,7 @@ fn read(entries: &[Held]) -> (Vec<(&str, &str)>, bool) {
 /// The kept text of an entry as a str: the caller's own when normalisation kept all of it.
 fn kept_text<'py>(py: Python<'py>, entry: &Held) -> Bound<'py, PyString> {
     let text = entry.text.bind(py);
-    // SAFETY: as in `read`.
-    let whole = unsafe { utf8(text.as_ptr()) };
+    let whole = held_text(py, &entry.text);
     match whole.get(..entry.kept) {
         Some(kept) if kept.len() < whole.len() => PyString::new(py, kept),
         _ => text.clone(),
@@ -233,42 +206,19 @@ fn render<'py>(
     if !write(&mut |piece| len += piece.len()) {
         return Ok(None);
     }
-    if !ascii {
-        let mut out = String::with_capacity(len);
-        write(&mut |piece| out.push_str(piece));
-        return Ok(Some(PyString::new(py, &out)));
+    if ascii {
+        // Straight into a new ASCII str; `None` only if a piece was not ASCII after all.
+        let fill = |out: &mut ffi::AsciiWriter| {
+            write(&mut |piece| out.push(piece));
+        };
+        if let Some(text) = ffi::new_ascii_str(py, len, len > DETACH_THRESHOLD, fill)? {
+            return Ok(Some(text));
+        }
     }
-    // SAFETY: PyUnicode_New with maximum character 127 makes a compact ASCII str of `len`
-    // characters, one byte each, uninitialised, with its terminating NUL written.
-    let obj = unsafe {
-        Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(len as ffi::Py_ssize_t, 127))?
-            .cast_into_unchecked::<PyString>()
-    };
-    let data = Buffer(unsafe { ffi::PyUnicode_DATA(obj.as_ptr()) }.cast::<u8>());
-    let fill = move || {
-        let data = data;
-        let mut at = 0;
-        write(&mut |piece| {
-            // SAFETY: the pieces are the ones measured above, `len` bytes in all, so every
-            // copy stays within the str's `len` bytes; nothing else can see the new str.
-            unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), data.0.add(at), piece.len()) };
-            at += piece.len();
-        });
-    };
-    if len > DETACH_THRESHOLD {
-        py.detach(fill);
-    } else {
-        fill();
-    }
-    Ok(Some(obj))
+    let mut out = String::with_capacity(len);
+    write(&mut |piece| out.push_str(piece));
+    Ok(Some(PyString::new(py, &out)))
 }
-
-/// The data pointer of a str under construction, sent to the thread that fills it.
-#[derive(Clone, Copy)]
-struct Buffer(*mut u8);
-// SAFETY: the str it points into is referenced by no one but the caller of `render`, which
-// waits for the fill to finish; only the filling thread writes through it.
-unsafe impl Send for Buffer {}
 
 /// The refreshable half of a prompt, built fresh per run from strings the caller passes.
 #[pyclass(frozen, module = "runcontext", name = "RunContext")]
@@ -325,8 +275,8 @@ impl RunContext {
     where
         F: FnOnce(&str, &[RecordSection<'_>], Vec<(String, String)>) -> R,
     {
-        let (head, _) = read(&self.head);
-        let (tail, _) = read(&self.tail);
+        let (head, _) = read(py, &self.head);
+        let (tail, _) = read(py, &self.tail);
         let sections: Vec<RecordSection<'_>> = self
             .section_entries()
             .zip(head.iter().chain(tail.iter()))
@@ -337,7 +287,7 @@ impl RunContext {
                 digest: runcontext_core::format_digest(hash),
             })
             .collect();
-        let (facts, _) = read(&self.facts);
+        let (facts, _) = read(py, &self.facts);
         let facts = facts
             .into_iter()
             .map(|(n, v)| (n.to_owned(), v.to_owned()))
@@ -413,7 +363,7 @@ impl RunContext {
         if let [only] = &*self.head {
             return Ok(Some(kept_text(py, only)));
         }
-        let (pairs, ascii) = read(&self.head);
+        let (pairs, ascii) = read(py, &self.head);
         render(py, ascii, &|out| runcontext_core::render_head(&pairs, out))
     }
 
@@ -421,8 +371,8 @@ impl RunContext {
     /// each access.
     #[getter]
     fn tail_text<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyString>>> {
-        let (facts, facts_ascii) = read(&self.facts);
-        let (tail, tail_ascii) = read(&self.tail);
+        let (facts, facts_ascii) = read(py, &self.facts);
+        let (tail, tail_ascii) = read(py, &self.tail);
         render(py, facts_ascii && tail_ascii, &|out| {
             runcontext_core::render_tail(&facts, &tail, out)
         })
@@ -467,7 +417,11 @@ impl RunContext {
         key: &Bound<'py, PyAny>,
     ) -> PyResult<(String, Bound<'py, PyTuple>)> {
         let key = crate::digest::key_of(key)?;
-        let ((h, _), (f, _), (t, _)) = (read(&self.head), read(&self.facts), read(&self.tail));
+        let ((h, _), (f, _), (t, _)) = (
+            read(py, &self.head),
+            read(py, &self.facts),
+            read(py, &self.tail),
+        );
         let size: usize = [&h, &f, &t]
             .iter()
             .flat_map(|part| part.iter())

@@ -3,8 +3,6 @@
 //! Converts arguments and results only: every rule of the record format is in
 //! `runcontext_core::transcript`.
 
-use std::ffi::{c_int, c_void};
-
 use std::collections::HashMap;
 
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
@@ -556,20 +554,11 @@ impl<'a> Iterator for Lines<'a> {
     }
 }
 
-/// The index of the first `\n` in `bytes`, found by the C library's `memchr`, which tests
-/// 16 or 32 bytes at once (for the 7 MB of records of `runcontext log`'s benchmark: 2.2 M
+/// The index of the first `\n` in `bytes`, found by the `memchr` crate, which tests 16 or
+/// 32 bytes at once (for the 7 MB of records of `runcontext log`'s benchmark: 2.2 M
 /// instructions, against 11 M for a loop here testing eight bytes at a time).
 fn find_newline(bytes: &[u8]) -> Option<usize> {
-    extern "C" {
-        fn memchr(s: *const c_void, c: c_int, n: usize) -> *const c_void;
-    }
-    if bytes.is_empty() {
-        return None; // C wants a valid pointer even for no bytes; an empty slice's dangles
-    }
-    // SAFETY: `memchr` reads at most `bytes.len()` bytes from the start of `bytes`, a live
-    // slice, and returns a pointer into it or null.
-    let found = unsafe { memchr(bytes.as_ptr().cast(), c_int::from(b'\n'), bytes.len()) };
-    (!found.is_null()).then(|| found as usize - bytes.as_ptr() as usize)
+    memchr::memchr(b'\n', bytes)
 }
 
 /// The Python value of canonical JSON text the caller already holds (a message body just

@@ -299,5 +299,3 @@ def test_a_run_with_billing_and_the_same_context_says_unchanged(
         "  unchanged",
         f"chain  {chain}",
     ]
-
-

@@ -110,6 +110,7 @@ def test_run_time_annotations_resolve_for_introspection() -> None:
     from runcontext.providers._workers import StillRunning
     from runcontext.providers.base import Diagnostic
     from runcontext.providers.redact import Secret
+
     assert typing.get_type_hints(Diagnostic) == {"provider": str, "kind": str, "message": str}
     assert typing.get_type_hints(Secret) == {"kind": str, "start": int, "end": int}
     assert typing.get_type_hints(StillRunning) == {"since": float}

@@ -6,7 +6,6 @@ core one line at a time (Transcript.read_lines)."""
 
 from __future__ import annotations
 
-import gc
 import warnings
 from pathlib import Path
 from typing import Any

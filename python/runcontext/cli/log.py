@@ -347,7 +347,9 @@ class _Listing:
 
     def _section_text(self, section: Section) -> str:
         digest = section.digest
-        return f"{section.position} {self._size(section)} B {digest[: len('blake3:') + SHORT_DIGEST]}"
+        return (
+            f"{section.position} {self._size(section)} B {digest[: len('blake3:') + SHORT_DIGEST]}"
+        )
 
     # --- JSON -------------------------------------------------------------------------------
 
@@ -406,7 +408,11 @@ class _Listing:
         }
 
     def _section_json(self, section: Section) -> dict[str, Any]:
-        return {"position": section.position, "bytes": self._size(section), "digest": section.digest}
+        return {
+            "position": section.position,
+            "bytes": self._size(section),
+            "digest": section.digest,
+        }
 
 
 def _sections(run: Run | None) -> dict[str, Section]:

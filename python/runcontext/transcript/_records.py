@@ -32,6 +32,7 @@ __all__ = [
 # The names in quotes are not imported at run time (datetime is imported on first use).
 Clock = Callable[[], "datetime"]
 
+
 @cache
 def _datetime() -> tuple[type[datetime], tzinfo]:
     """The datetime class and UTC, imported on first use: listing a transcript (``runcontext

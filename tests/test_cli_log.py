@@ -299,32 +299,3 @@ def test_a_run_with_billing_and_the_same_context_says_unchanged(
         "  unchanged",
         f"chain  {chain}",
     ]
-
-
-def test_the_quick_comparison_agrees_with_changes(tmp_path: Path) -> None:
-    from runcontext.transcript.changes import changes
-
-    contexts = [
-        RunContext(head_sections=[("A", "a")], facts=[("date", "d1"), ("x", "1")]),
-        RunContext(head_sections=[("A", "a")], facts=[("date", "d2"), ("x", "1")]),  # a value
-        RunContext(head_sections=[("A", "a")], facts=[("date", "d2"), ("x", "1")]),  # nothing
-        RunContext(head_sections=[("A", "a")], facts=[("x", "1"), ("date", "d3")]),  # reordered
-        RunContext(head_sections=[("A", "a")], facts=[("x", "2"), ("y", "d3")]),  # renamed
-        RunContext(head_sections=[("A", "b")], facts=[("x", "3"), ("y", "d3")]),  # a section
-        RunContext(tail_sections=[("A", "b")], facts=[("x", "3"), ("y", "d3")]),  # moved
-        RunContext(tail_sections=[("A", "b")], facts=[("x", "3")]),  # one fact fewer
-    ]
-    conversation = [SEED]
-    with Session.create(tmp_path / "t.jsonl", conversation) as session:
-        for i, context in enumerate(contexts):
-            conversation.append({"role": "user", "content": f"step {i}"})
-            reply = {"role": "assistant", "content": "ok"}
-            session.record_run(conversation, context, reply)
-            conversation.append(reply)
-        runs = session.runs()
-        envelopes, library = session._recorded()  # what the list compares
-    listing = cli_log._Listing(library.bodies)
-    for before, after, previous, current in zip(
-        [None, *envelopes], envelopes, [None, *runs], runs, strict=False
-    ):
-        assert listing.changes(before, after) == changes(previous, current)

@@ -196,7 +196,6 @@ def test_show_imports_only_what_it_needs(tmp_path: Path) -> None:
     (tmp_path / "AGENTS.md").write_text("# Notes\n\nRun `make test` before a commit.\n")
     imported = _new_modules(_SHOW, str(tmp_path))
     assert {"runcontext.providers.builder", "runcontext.providers.git"} <= imported
-    assert "runcontext.section" in imported
     unwanted = {"inspect", "dataclasses", "ast", "dis", "tokenize", "typing", "pathlib"}
     assert not imported & (unwanted | {"urllib.parse", "ipaddress"})
 

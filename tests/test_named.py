@@ -12,7 +12,6 @@ import pytest
 from runcontext._named import NamedTuple
 from runcontext.providers import Diagnostic
 from runcontext.providers.redact import Secret
-from runcontext.section import Section
 
 
 def _pair(base: typing.Any) -> typing.Any:
@@ -68,7 +67,6 @@ def test_the_same_refusals() -> None:
 @pytest.mark.parametrize(
     ("record", "fields"),
     [
-        (Section("head", "rules", "text", "blake3:00"), ("position", "name", "text", "digest")),
         (Diagnostic("git", "error", "no HEAD"), ("provider", "kind", "message")),
         (Secret("github-token", 3, 43), ("kind", "start", "end")),
     ],
@@ -112,24 +110,16 @@ def test_run_time_annotations_resolve_for_introspection() -> None:
     from runcontext.providers._workers import StillRunning
     from runcontext.providers.base import Diagnostic
     from runcontext.providers.redact import Secret
-    from runcontext.section import Section
 
-    assert typing.get_type_hints(Section) == {
-        "position": str,
-        "name": str,
-        "text": str,
-        "digest": str,
-    }
     assert typing.get_type_hints(Diagnostic) == {"provider": str, "kind": str, "message": str}
     assert typing.get_type_hints(Secret) == {"kind": str, "start": int, "end": int}
     assert typing.get_type_hints(StillRunning) == {"since": float}
 
     class Record(pydantic.BaseModel):
-        section: Section
+        diagnostic: Diagnostic
 
-    record = Record(section=("head", "agents", "Use tabs.", "blake3:00"))
-    assert record.section == Section("head", "agents", "Use tabs.", "blake3:00")
-    assert isinstance(record.section, Section)
+    record = Record(diagnostic=("git", "error", "no HEAD"))
+    assert record.diagnostic == Diagnostic("git", "error", "no HEAD")
 
 
 def test_provider_is_listed_before_first_use() -> None:
@@ -138,23 +128,3 @@ def test_provider_is_listed_before_first_use() -> None:
     code = "import runcontext.providers as p; print('Provider' in dir(p))"
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert shown.stdout == "True\n"
-
-
-def test_transcript_records_annotations_resolve_for_introspection() -> None:
-    # Run and TornTail name runcontext.transcript.session as their module, which imports
-    # neither datetime nor typing at run time (runcontext log starts without them).
-    import collections.abc
-    import datetime
-    import typing
-
-    import pydantic
-
-    from runcontext.transcript import Run, TornTail
-
-    assert typing.get_type_hints(TornTail) == {"line": int, "offset": int, "length": int}
-    hints = typing.get_type_hints(Run)
-    assert hints["time"] is datetime.datetime
-    assert hints["tokens"] == collections.abc.Mapping[str, typing.Any] | None
-    assert pydantic.TypeAdapter(TornTail).validate_python(
-        {"line": 3, "offset": 10, "length": 4}
-    ) == TornTail(line=3, offset=10, length=4)

@@ -67,7 +67,7 @@ def _same(rc: RunContext, ref: reference.RunContext) -> None:
     assert list(rc.facts) == ref.facts
     assert list(rc.head_sections) == ref.head_sections
     assert list(rc.tail_sections) == ref.tail_sections
-    assert [tuple(s) for s in rc.sections] == ref.sections
+    assert [(s.position, s.name, s.text, s.digest) for s in rc.sections] == ref.sections
     assert list(rc.section_digests) == ref.section_digests
     assert rc.is_empty == ref.is_empty
 

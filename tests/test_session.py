@@ -522,18 +522,18 @@ def test_a_write_that_fails_midway_keeps_whole_records_only(
         assert [run.context for run in reopened.runs()] == [ctx]
 
 
-def test_each_distinct_context_is_built_once(path: Path) -> None:
+def test_a_context_is_built_once_for_consecutive_runs_that_repeat_it(path: Path) -> None:
     monday, tuesday = context("Monday"), context("Tuesday")
     with Session.create(path, [SEED]) as session:
         for ctx in (monday, monday, tuesday, monday):
             session.record_run([SEED], ctx)
         assert session.runs()[1].context is monday  # its own runs: the context it was given
     with Session.open(path) as reopened:
-        assert reopened._contexts == {}  # verified by the core on open, built on first use
         runs = reopened.runs()
         assert [run.context for run in runs] == [monday, monday, tuesday, monday]
-        assert runs[0].context is runs[1].context is reopened.context_at(4)
-        assert len(reopened._contexts) == 2  # once per distinct context
+        assert runs[0].context is runs[1].context is reopened.context_at(2)
+        assert runs[2].context is not runs[1].context
+        assert runs[3].context == runs[0].context
 
 
 # --- verification -----------------------------------------------------------------------------

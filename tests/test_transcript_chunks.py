@@ -6,7 +6,6 @@ core one line at a time (Transcript.read_lines)."""
 
 from __future__ import annotations
 
-import gc
 import warnings
 from pathlib import Path
 from typing import Any
@@ -265,35 +264,15 @@ def test_the_binding_splits_chunks_as_bytes_split(tmp_path: Path) -> None:
 
 def _binding_read(batch: list[bytes], skip: int, method: str) -> tuple[object, ...]:
     state = Transcript("t.jsonl")
-    messages: list[bytes] = []
-    runs: list[Any] = []
-    sections: dict[str, tuple[str, str]] = {}
     if skip:  # the skipped lines were applied by an earlier call, as the session does
-        state.read_lines(_lines(batch)[:skip], 0, [], [], {})
-    getattr(state, method)(batch, skip, messages, runs, sections)
-    return messages, runs, sections, state.lines, state.chain, state.header_time
+        state.read_lines(_lines(batch)[:skip], 0)
+    getattr(state, method)(batch, skip)
+    messages = [state.message(i) for i in range(state.message_count)]
+    return messages, state.runs(), state.lines, state.chain, state.header_time
 
 
 def _lines(chunks: list[bytes]) -> list[bytes]:
     return [line for chunk in chunks for line in chunk.split(b"\n")]
-
-
-def test_envelopes_without_tokens_are_left_to_reference_counting(tmp_path: Path) -> None:
-    # They cannot be in a reference cycle, so the cyclic collector need not track them; an
-    # envelope with a tokens dict (which can be changed) stays tracked.
-    path = tmp_path / "t.jsonl"
-    _transcript(path)
-    with Session.open(path) as session:
-        envelopes = session._envelopes
-        gc.collect()
-        assert [gc.is_tracked(envelope) for envelope in envelopes] == [
-            number == 2 for number in range(len(envelopes))
-        ]
-        for envelope in envelopes:
-            assert not gc.is_tracked(envelope[5]) and not gc.is_tracked(envelope[6])
-            assert not any(gc.is_tracked(item) for item in (*envelope[5], *envelope[6]))
-        assert envelopes[2][7] == TOKENS
-        assert [run.context.facts for run in session.runs()][-1] == (("date", "d1"),)
 
 
 def test_a_file_store_subclass_that_reads_its_own_way_is_read_through_read(

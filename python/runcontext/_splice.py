@@ -13,7 +13,7 @@ TYPE_CHECKING = False  # type checkers treat any name TYPE_CHECKING as true
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["check_context", "check_message", "check_messages", "splice"]
+__all__ = ["check_context", "check_message", "check_messages", "splice", "spliced"]
 
 
 def check_messages(
@@ -85,7 +85,12 @@ def splice(messages: Sequence[Mapping[str, Any]], context: RunContext | None) ->
     ``role`` (naming the index) and for a ``context`` that is not a ``RunContext`` or ``None``.
     """
     check_messages(messages)
-    context = check_context(context)
+    return spliced(messages, check_context(context))
+
+
+def spliced(messages: Sequence[Mapping[str, Any]], context: RunContext | None) -> list[Any]:
+    """:func:`splice` of messages and a context the caller has already checked (the run
+    loop checks each message once, when it is new)."""
     if context is None:
         return list(messages)
     head, tail = context.head_message, context.tail_message

@@ -10,7 +10,6 @@ shows one run's head and tail, ``--run N --messages`` the conversation it was se
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 import warnings
 from functools import cached_property
@@ -18,13 +17,12 @@ from functools import cached_property
 from runcontext._core import DEFAULT_MAX_LINE_BYTES, RunContext
 from runcontext.cli._commands import summary
 from runcontext.cli._terminal import JSONLines, json_array, json_text, visible
-from runcontext.transcript import Session, TornTranscriptWarning
-from runcontext.transcript._records import Envelope, parse_time
-from runcontext.transcript.changes import differences
+from runcontext.section import Section
+from runcontext.transcript import Run, Session, TornTranscriptWarning
+from runcontext.transcript._records import parse_time
+from runcontext.transcript.changes import changes
 from runcontext.transcript.errors import shown_name
 
-# Not imported at run time: the list needs neither typing nor datetime (which --since and
-# --until import when given), and tests/test_cli_log_imports.py keeps it so (issue 13).
 TYPE_CHECKING = False  # type checkers treat any name TYPE_CHECKING as true
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -95,19 +93,6 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # The collector would walk every run's tuples again at each of its older generations'
-    # collections: 2 % of what `runcontext log` of 10,000 runs cost (callgrind), for nothing,
-    # as what the command makes holds no cycle it needs freed before it returns.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return _run(args)
-    finally:
-        if collecting:
-            gc.enable()
-
-
-def _run(args: argparse.Namespace) -> int:
     selection = _Selection.from_args(args)  # refuse bad arguments before reading anything
     if args.messages and args.run is None:
         raise ValueError("--messages shows one run's conversation: pass --run N too")
@@ -130,14 +115,13 @@ def _run(args: argparse.Namespace) -> int:
             raise ValueError(str(error)) from None
         with session:
             anchored = _anchored_head(session)
-            # The runs as the core read them: the list needs no Run (and no datetime) per run.
-            runs, library = session._recorded()
+            runs = session.runs()
             chain = session.chain
             messages = session.messages() if args.messages else []
     for warning in caught:
         # A torn last line is worth a note, not a failure: every complete run is listed.
         print(f"runcontext log: warning: {visible(str(warning.message))}", file=sys.stderr)
-    listing = _Listing(library.bodies)
+    listing = _Listing()
     if args.run is not None:
         if not 1 <= args.run <= len(runs):
             span = f"runs 1 to {len(runs)}" if runs else "no runs"
@@ -146,8 +130,8 @@ def _run(args: argparse.Namespace) -> int:
             )
         previous = runs[args.run - 2] if args.run > 1 else None
         chosen = runs[args.run - 1]
-        context = library.context((chosen[5], chosen[6]), chosen[1])
-        sent = messages[: chosen[4]]
+        context = chosen.context
+        sent = messages[: chosen.messages]
         if args.json:
             extra = {"conversation": sent} if args.messages else _full_json(context)
             _print_json(listing.run_json(chosen, previous) | extra)
@@ -159,9 +143,7 @@ def _run(args: argparse.Namespace) -> int:
     # compared by their sections and facts: no RunContext is built for the list (the core
     # verified each run's digest on open).
     pairs = zip(runs, [None, *runs], strict=False)  # each run with the one before
-    listed = (
-        [pair for pair in pairs if selection.keeps(*pair, listing)] if selection.active else pairs
-    )
+    listed = [pair for pair in pairs if selection.keeps(*pair)] if selection.active else pairs
     if args.json:
         sys.stdout.write(json_array(listing.json_line(*pair) for pair in listed))
         return 0
@@ -213,18 +195,18 @@ class _Selection:
     def active(self) -> bool:
         return bool(self.since or self.until or self.facts or self.sections)
 
-    def keeps(self, current: Envelope, previous: Envelope | None, listing: _Listing) -> bool:
+    def keeps(self, current: Run, previous: Run | None) -> bool:
         if self.since is not None or self.until is not None:
-            time = parse_time(current[3])
+            time = current.time
             if self.since is not None and time < self.since:
                 return False
             if self.until is not None and time > self.until:
                 return False
-        told = dict(current[6])
+        told = dict(current.facts)
         if any(told.get(name) != value for name, value in self.facts):
             return False
         if self.sections:
-            found = listing.changes(previous, current)["sections"]
+            found = changes(previous, current)["sections"]
             touched = {name for verb in found.values() for name in verb}
             return any(name in touched for name in self.sections)
         return True
@@ -296,115 +278,50 @@ def _shown(text: str) -> str:
 
 
 class _Listing:
-    """Each run's entry in the list, in text or JSON, from its envelope and the one before.
+    """Each run's entry in the list, in text or JSON, from the run and the one before.
 
-    Names and values are escaped where they go in (``_shown`` for text, JSON's escapes),
-    each distinct one once; the rest of an entry is numbers and forms the core checked
+    Names and values are escaped where they go in (``_shown`` for text, JSON's escapes), each
+    distinct one once; the rest of an entry is numbers and forms the core checked
     (timestamps, digests, head or tail, the ``tokens`` member), which hold no control
-    character. A run with the same sections as the one before and the same fact names in the
-    same order, the most of a long session, takes :meth:`_value_changes`; any other run
-    compares name maps as :func:`~runcontext.transcript.changes.changes` does.
+    character. What changed is :func:`~runcontext.transcript.changes.changes`.
     """
 
-    def __init__(self, bodies: Mapping[str, tuple[str, str]]) -> None:
-        self.bodies = bodies  # section digest: (name, text)
+    def __init__(self) -> None:
         self.sizes: dict[str, int] = {}  # section digest: UTF-8 bytes of its text
         self.text_of = _Shown(_shown)
 
-    # --- comparing --------------------------------------------------------------------------
-
-    @staticmethod
-    def _value_changes(
-        previous: Envelope | None, current: Envelope
-    ) -> list[tuple[str, str, str]] | None:
-        """The case of most runs of a long session, without name maps: the same sections as
-        the run before (one tuple, shared when equal) and the same fact names in the same
-        order, some values new. Those facts as ``(name, old, new)`` (none when nothing
-        changed); ``None`` in any other case. A context's fact names are distinct, so this is
-        what the name maps would find."""
-        if previous is None:
-            return None
-        sections, before, after = previous[5], previous[6], current[6]
-        if sections is not current[5] and sections != current[5]:
-            return None
-        if before == after:
-            return []
-        if len(before) != len(after):
-            return None
-        found = []
-        # Indexed, not zip(strict=True): the lengths are equal, and the keyword alone cost a
-        # tenth of the listing of 10,000 runs (callgrind).
-        for index, (name, new) in enumerate(after):
-            same, old = before[index]
-            if name != same:
-                return None
-            if old != new:
-                found.append((name, old, new))
-        return found
-
-    def changes(
-        self, previous: Envelope | None, current: Envelope
-    ) -> dict[str, dict[str, list[str]]]:
-        """:func:`~runcontext.transcript.changes.changes` of the two runs' contexts."""
-        quick = self._value_changes(previous, current)
-        if quick is not None:
-            changed = [name for name, _, _ in quick]
-            return {"sections": _none(), "facts": {"added": [], "removed": [], "changed": changed}}
-        # A section is compared by its position and digest (its name and text).
-        before = {} if previous is None else {n: (p, d) for p, n, d in previous[5]}
-        return {
-            "sections": differences(before, {n: (p, d) for p, n, d in current[5]}),
-            "facts": differences({} if previous is None else dict(previous[6]), dict(current[6])),
-        }
-
-    def _size(self, digest: str) -> int:
-        size = self.sizes.get(digest)
+    def _size(self, section: Section) -> int:
+        size = self.sizes.get(section.digest)
         if size is None:
-            size = self.sizes[digest] = len(self.bodies[digest][1].encode("utf-8"))
+            size = self.sizes[section.digest] = len(section.text.encode("utf-8"))
         return size
-
-    @staticmethod
-    def _sections(envelope: Envelope | None) -> dict[str, tuple[str, str, str]]:
-        return {} if envelope is None else {section[1]: section for section in envelope[5]}
 
     # --- text -------------------------------------------------------------------------------
 
-    def text(self, current: Envelope, previous: Envelope | None) -> str:
+    def text(self, current: Run, previous: Run | None) -> str:
         """The run's lines: its head, its token counts, what changed."""
-        _, number, digest, time, count, _, facts, tokens = current
-        told = _told(facts)
+        time = current.timestamp
+        told = _told(current.facts)
         when = _time(time)
         if told is not None and told != time[:10]:  # time[:10] is the recording date
-            when += f"  told {told if told.isprintable() else self.text_of[told]}"
-        head = f"run {number}  {when}  {digest}  {count} message{'' if count == 1 else 's'}\n"
-        quick = self._value_changes(previous, current)
-        if quick is None:
-            lines = self._change_lines(previous, current)
-        else:
-            # A printable text is shown as it is (_shown), so only the others are looked up:
-            # a value new to the session would miss the cache anyway. A loop, not a
-            # comprehension, which is a function call per run (Python 3.11).
-            shown = self.text_of
-            lines = []
-            for name, old, new in quick:
-                lines.append(
-                    f"  changed  fact {name if name.isprintable() else shown[name]}: "
-                    f"{old if old.isprintable() else shown[old]} → "
-                    f"{new if new.isprintable() else shown[new]}"
-                )
+            when += f"  told {self.text_of[told]}"
+        count = current.messages
+        head = (
+            f"run {current.number}  {when}  {current.digest}  "
+            f"{count} message{'' if count == 1 else 's'}\n"
+        )
+        lines = self._change_lines(previous, current)
         if not lines:
             lines.append("  (no context)" if previous is None else "  unchanged")
-        if tokens is not None:
-            lines[:0] = _tokens_lines(tokens)
+        lines[:0] = _tokens_lines(current.tokens)
         return head + "\n".join(lines) + "\n"
 
-    def _change_lines(self, previous: Envelope | None, current: Envelope) -> list[str]:
-        """The change lines of a run :meth:`_value_changes` does not take."""
+    def _change_lines(self, previous: Run | None, current: Run) -> list[str]:
         shown = self.text_of
-        found = self.changes(previous, current)
-        before_facts = {} if previous is None else dict(previous[6])
-        after_facts = dict(current[6])
-        before_sections, after_sections = self._sections(previous), self._sections(current)
+        found = changes(previous, current)
+        before_facts = {} if previous is None else dict(previous.facts)
+        after_facts = dict(current.facts)
+        before_sections, after_sections = _sections(previous), _sections(current)
         lines = []
         for verb in ("added", "removed", "changed"):
             for name in found["sections"][verb]:
@@ -428,9 +345,11 @@ class _Listing:
                 lines.append(f"  {verb:<8} fact {shown[name]}: {text}")
         return lines
 
-    def _section_text(self, section: tuple[str, str, str]) -> str:
-        position, _, digest = section
-        return f"{position} {self._size(digest)} B {digest[: len('blake3:') + SHORT_DIGEST]}"
+    def _section_text(self, section: Section) -> str:
+        digest = section.digest
+        return (
+            f"{section.position} {self._size(section)} B {digest[: len('blake3:') + SHORT_DIGEST]}"
+        )
 
     # --- JSON -------------------------------------------------------------------------------
 
@@ -438,51 +357,27 @@ class _Listing:
     def json(self) -> JSONLines:  # made for JSON output only: it imports json
         return JSONLines()
 
-    @cached_property
-    def json_of(self) -> _Shown:
-        return _Shown(self.json.string)
+    def json_line(self, current: Run, previous: Run | None) -> str:
+        return self.json.line(self.run_json(current, previous))
 
-    def json_line(self, current: Envelope, previous: Envelope | None) -> str:
-        """``json.line(self.run_json(current, previous))``, written out for the runs of
-        :meth:`_value_changes`."""
-        encoder = self.json
-        quick = self._value_changes(previous, current)
-        if quick is None:
-            return encoder.line(self.run_json(current, previous))
-        _, number, digest, time, count, _, facts, tokens = current
-        shown = self.json_of
-        told = _told(facts)
-        changed = ", ".join(
-            f'{{"name": {shown[name]}, "old": {shown[old]}, "new": {shown[new]}}}'
-            for name, old, new in quick
-        )
-        return (
-            f'{{"run": {number}, "time": "{time}", '
-            f'"date": {"null" if told is None else shown[told]}, "digest": "{digest}", '
-            f'"messages": {count}, "tokens": {"null" if tokens is None else encoder.line(tokens)}, '
-            f'"changes": {{"facts": {{"added": [], "removed": [], "changed": [{changed}]}}, '
-            '"sections": {"added": [], "removed": [], "changed": []}}}'
-        )
-
-    def run_json(self, current: Envelope, previous: Envelope | None) -> dict[str, Any]:
-        _, number, digest, time, count, _, facts, tokens = current
+    def run_json(self, current: Run, previous: Run | None) -> dict[str, Any]:
         return {
             # "run" is Run.number, as the transcript's run records call it (TRANSCRIPT.md).
-            "run": number,
-            "time": time,  # the core checked its form: what Run.time's isoformat gives, with Z
-            "date": _told(facts),
-            "digest": digest,
-            "messages": count,
+            "run": current.number,
+            "time": current.timestamp,  # the recorded form: Run.time's isoformat, with Z
+            "date": _told(current.facts),
+            "digest": current.digest,
+            "messages": current.messages,
             # The run's `tokens` record as written (TRANSCRIPT.md), or null.
-            "tokens": None if tokens is None else dict(tokens),
+            "tokens": None if current.tokens is None else dict(current.tokens),
             "changes": self._changes_json(previous, current),
         }
 
-    def _changes_json(self, previous: Envelope | None, current: Envelope) -> dict[str, Any]:
-        found = self.changes(previous, current)
-        before_facts = {} if previous is None else dict(previous[6])
-        after_facts = dict(current[6])
-        before_sections, after_sections = self._sections(previous), self._sections(current)
+    def _changes_json(self, previous: Run | None, current: Run) -> dict[str, Any]:
+        found = changes(previous, current)
+        before_facts = {} if previous is None else dict(previous.facts)
+        after_facts = dict(current.facts)
+        before_sections, after_sections = _sections(previous), _sections(current)
         facts, sections = found["facts"], found["sections"]
         return {
             "facts": {
@@ -512,13 +407,16 @@ class _Listing:
             },
         }
 
-    def _section_json(self, section: tuple[str, str, str]) -> dict[str, Any]:
-        position, _, digest = section
-        return {"position": position, "bytes": self._size(digest), "digest": digest}
+    def _section_json(self, section: Section) -> dict[str, Any]:
+        return {
+            "position": section.position,
+            "bytes": self._size(section),
+            "digest": section.digest,
+        }
 
 
-def _none() -> dict[str, list[str]]:
-    return {"added": [], "removed": [], "changed": []}
+def _sections(run: Run | None) -> dict[str, Section]:
+    return {} if run is None else {section.name: section for section in run.sections}
 
 
 def _told(facts: tuple[tuple[str, str], ...]) -> str | None:

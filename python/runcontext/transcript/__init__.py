@@ -23,7 +23,7 @@ from runcontext.transcript.errors import (
     TranscriptVersionError,
     UnchainedTranscriptWarning,
 )
-from runcontext.transcript.session import TRANSCRIPT_VERSION, Session
+from runcontext.transcript.session import TRANSCRIPT_VERSION, Run, Session, TornTail
 
 TYPE_CHECKING = False  # type checkers treat any name TYPE_CHECKING as true
 
@@ -36,16 +36,13 @@ if TYPE_CHECKING:
     from runcontext.transcript.async_session import AsyncSession
     from runcontext.transcript.loop import Loop, RunOutcome
     from runcontext.transcript.memory import Verified, verify_bytes
-    from runcontext.transcript.session import Run, TornTail
     from runcontext.transcript.store import TranscriptStore
 else:
     # name -> the module that exports it
     _LAZY = {
         "AsyncSession": "runcontext.transcript.async_session",
         "Loop": "runcontext.transcript.loop",
-        "Run": "runcontext.transcript.session",
         "RunOutcome": "runcontext.transcript.loop",
-        "TornTail": "runcontext.transcript.session",
         "TranscriptStore": "runcontext.transcript.store",
         "Verified": "runcontext.transcript.memory",
         "verify_bytes": "runcontext.transcript.memory",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from _collections_abc import Callable
 from functools import cache
 
-from runcontext._core import TRANSCRIPT_VERSION, RunContext, canonical_json
+from runcontext._core import TRANSCRIPT_VERSION, canonical_json
 from runcontext.errors import CanonicalJSONError
 
 TYPE_CHECKING = False  # not typing's: `runcontext log` lists a transcript without typing
@@ -23,46 +23,14 @@ if TYPE_CHECKING:
 __all__ = [
     "TRANSCRIPT_VERSION",
     "Clock",
-    "Envelope",
-    "Structure",
     "message_body",
     "parse_time",
-    "structure",
     "timestamp",
     "utc_now",
 ]
 
 # The names in quotes are not imported at run time (datetime is imported on first use).
 Clock = Callable[[], "datetime"]
-
-# A context's structure as an envelope records it: the (position, name, digest) of each section
-# and the facts. Equal structures are the same context, so it is built once.
-Structure = tuple[tuple[tuple[str, str, str], ...], tuple[tuple[str, str], ...]]
-
-
-# A ``run-context`` record as the core returns it, verified (``Transcript.read_line`` and
-# ``read_lines``): ("run-context", number, digest, time, messages, sections, facts, tokens),
-# with the sections and facts of a Structure and the record's optional ``tokens`` member (a
-# dict, or None). Kept as the core's tuple: a session holds one per run, and turns it into a
-# Run only when asked. Consecutive runs with the same sections (or facts) share one tuple of
-# them.
-Envelope = tuple[
-    str,
-    int,
-    str,
-    str,
-    int,
-    tuple[tuple[str, str, str], ...],
-    tuple[tuple[str, str], ...],
-    dict[str, "Any"] | None,
-]
-
-
-def structure(context: RunContext) -> Structure:
-    return (
-        tuple((s.position, s.name, s.digest) for s in context.sections),
-        tuple(context.facts),
-    )
 
 
 @cache

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runcontext._core import RunContext
-from runcontext._splice import check_context, check_messages, splice
+from runcontext._splice import check_context, check_messages, splice, spliced
 from runcontext.budget.counting import RequestCounter
 from runcontext.budget.counts import RequestCount
 from runcontext.budget.limits import Budget, BudgetExceededError, Spent
@@ -264,8 +264,14 @@ class Loop:
     def _prepare(
         self, messages: Sequence[Mapping[str, Any]], context: RunContext | None
     ) -> _Prepared:
-        """Everything before the backend call, so that a failure costs no request."""
-        check_messages(messages, items=True)
+        """Everything before the backend call, so that a failure costs no request.
+
+        With a session, the messages it records are not checked again (they were when they
+        were recorded; the session's own checks compare message 0 and the last recorded one):
+        a run costs the new messages, not the conversation (docs/TRANSCRIPT.md, *The run
+        loop*)."""
+        recorded = 0 if self.session is None else self.session.message_count
+        check_messages(messages, items=True, start=max(recorded - 1, 0))
         context = check_context(context) or RunContext()
         count = self._checked_count(messages, context)
         if count is not None and self.budget is not None:
@@ -306,7 +312,12 @@ class Loop:
         return _Prepared(
             messages=messages,
             context=context,
-            request=self.adapter(messages, context),
+            # The default adapter, without checking each message again.
+            request=(
+                spliced(messages, context)
+                if self.adapter is splice
+                else self.adapter(messages, context)
+            ),
             count=count,
         )
 

@@ -31,23 +31,20 @@ from _thread import RLock
 
 from runcontext._core import (
     DEFAULT_MAX_LINE_BYTES,
+    Run,
     RunContext,
+    TornTail,
     Transcript,
     canonical_json,
     digest_bytes,
-    json_value,
 )
 from runcontext._splice import check_context, check_message, check_messages
-from runcontext.errors import CanonicalJSONError, RunContextError
-from runcontext.section import Section
+from runcontext.errors import CanonicalJSONError
 from runcontext.transcript._records import (
     TRANSCRIPT_VERSION,
     Clock,
-    Envelope,
-    Structure,
     message_body,
     parse_time,
-    structure,
     timestamp,
     utc_now,
 )
@@ -72,34 +69,10 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from runcontext.transcript._run import Run, TornTail
     from runcontext.transcript.store import TranscriptStore
-else:
-
-    def __getattr__(name: str) -> object:
-        if name in ("Run", "TornTail"):
-            return _record_class(name)
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), "Run", "TornTail"})
 
 
 __all__ = ["TRANSCRIPT_VERSION", "Run", "Session", "TornTail"]
-
-
-def _record_class(name: str) -> Any:
-    """``Run`` or ``TornTail``: dataclasses, imported on first use (see
-    runcontext.transcript._run); a dictionary look-up after that, where an import statement
-    would cost a run a third more."""
-    record = globals().get(name)
-    if record is None:
-        from runcontext.transcript import _run
-
-        for hint, value in _run.ANNOTATION_NAMES.items():  # the names its annotations use
-            globals().setdefault(hint, value)
-        record = globals()[name] = getattr(_run, name)  # later lookups skip __getattr__
-    return record
 
 
 # Every open session, so that a forked child can replace the thread locks it inherited (a
@@ -113,47 +86,6 @@ def _after_fork_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-class _Contexts:
-    """What runs' contexts are built from: each section body of the transcript once (as the
-    core verified it), and each context built, shared by every run with its structure."""
-
-    __slots__ = ("bodies", "built", "sectioned")
-
-    def __init__(self) -> None:
-        self.bodies: dict[str, tuple[str, str]] = {}  # digest: (name, text)
-        self.built: dict[Structure, RunContext] = {}
-        # A structure's sections as Section tuples, made once and shared like its context
-        # (`runcontext log` compares every run's with the run before's).
-        self.sectioned: dict[tuple[tuple[str, str, str], ...], tuple[Section, ...]] = {}
-
-    def sections(self, structure: Structure) -> tuple[Section, ...]:
-        made = self.sectioned.get(structure[0])
-        if made is None:
-            bodies = self.bodies
-            made = tuple(
-                Section._make((position, name, bodies[digest][1], digest))
-                for position, name, digest in structure[0]
-            )
-            made = self.sectioned.setdefault(structure[0], made)
-        return made
-
-    def context(self, structure: Structure, number: int) -> RunContext:
-        """The run's context, built on first use (the core verified its digest when it read
-        the record) and shared by every run with the same structure."""
-        context = self.built.get(structure)
-        if context is None:
-            sections, facts = structure
-            bodies = self.bodies  # the core checked every digest is recorded
-            head = [bodies[d] for position, _, d in sections if position == "head"]
-            tail = [bodies[d] for position, _, d in sections if position == "tail"]
-            try:
-                context = RunContext(head_sections=head, facts=facts, tail_sections=tail)
-            except RunContextError as error:  # the core refused this record already
-                raise AssertionError(f"run {number}: {error}") from error
-            context = self.built.setdefault(structure, context)
-        return context
 
 
 def _check_reply(reply: object) -> Mapping[str, Any]:
@@ -321,16 +253,7 @@ class Session:
         self._cursor: object | None = None  # where the records read so far end
         self._skip = 0  # records after the cursor already applied (a batch cut by an error)
         self._offset = 0  # bytes of complete records read so far (the file store's cursor)
-        self._header_time = ""  # the header's timestamp, as the core checked it
-        self._created: datetime | None = None  # parsed from it when first asked for
-        # Each message as its canonical bytes: smaller than the objects, hashed as they stand
-        # for the conversation check, and decoded (by the core) only when asked for.
-        self._messages: list[bytes] = []
-        self._last_message_line = 0  # the line of the last message record
-        self._envelopes: list[Envelope] = []  # one per run, as the core returned it
-        self._runs: list[Run] = []  # the first runs as Run objects, once runs() asked
-        self._library = _Contexts()
-        self._contexts = self._library.built  # each context, built once, on first use
+        self._created: datetime | None = None  # parsed from the header when first asked for
         self._torn: TornTail | None = None
         self._repaired: TornTail | None = None
         self._closed = False
@@ -367,7 +290,8 @@ class Session:
         # A name with a byte that is not UTF-8 or a control: quoted as shown, not as repr
         # shows a lone surrogate (\udce9, where the file's byte is \xe9).
         name = repr(self._where) if self._shown == self._where else f"'{self._shown}'"
-        return f"<Session {name}: {len(self._messages)} messages, {len(self._envelopes)} runs>"
+        state = self._state
+        return f"<Session {name}: {state.message_count} messages, {state.run_count} runs>"
 
     # --- properties -------------------------------------------------------------------------
 
@@ -405,7 +329,7 @@ class Session:
     def created(self) -> datetime:
         """The header's UTC timestamp."""
         if self._created is None:  # `runcontext log` never asks: it lists without datetime
-            self._created = parse_time(self._header_time)
+            self._created = parse_time(self._state.header_time)
         return self._created
 
     @property
@@ -430,7 +354,7 @@ class Session:
     @property
     def message_count(self) -> int:
         """How many conversation messages the transcript records (as last read)."""
-        return len(self._messages)
+        return self._state.message_count
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -447,23 +371,13 @@ class Session:
         """The conversation alone, in order, as recorded (never a context); a fresh copy."""
         with self._thread_lock:
             self._refresh(warn=True)
-            return [json_value(body) for body in self._messages]
+            return self._state.decoded_messages()
 
     def runs(self) -> list[Run]:
         """Every run, each with its RunContext rebuilt from the transcript."""
         with self._thread_lock:
             self._refresh(warn=True)
-            runs = self._runs
-            runs.extend(self._run(envelope) for envelope in self._envelopes[len(runs) :])
-            return runs.copy()
-
-    def _recorded(self) -> tuple[list[Envelope], _Contexts]:
-        """Every run's envelope as the core returned it, and what their contexts are built
-        from: ``runcontext log`` lists runs from these, without a Run (and the datetime it
-        holds) per run."""
-        with self._thread_lock:
-            self._refresh(warn=True)
-            return self._envelopes.copy(), self._library
+            return self._state.runs()
 
     def context_at(self, run: int) -> RunContext:
         """The RunContext of run number ``run`` (1-based), rebuilt from the transcript."""
@@ -471,12 +385,11 @@ class Session:
             self._refresh(warn=True)
             if isinstance(run, bool) or not isinstance(run, int):
                 raise TypeError(f"run: expected a run number (int), got {type(run).__name__}")
-            if not 1 <= run <= len(self._envelopes):
-                span = f"runs 1 to {len(self._envelopes)}" if self._envelopes else "no runs yet"
+            count = self._state.run_count
+            if not 1 <= run <= count:
+                span = f"runs 1 to {count}" if count else "no runs yet"
                 raise IndexError(f"{self._shown}: no run {run}: the transcript has {span}")
-            if run <= len(self._runs):
-                return self._runs[run - 1].context
-            return self._run(self._envelopes[run - 1]).context
+            return self._state.run(run).context
 
     # --- checking ---------------------------------------------------------------------------
 
@@ -488,7 +401,7 @@ class Session:
         """
         # Message 0, the last recorded one (the conversation check reads it) and the new ones:
         # the others are not recorded again, so a run costs O(new messages).
-        check_messages(messages, items=True, start=max(len(self._messages) - 1, 0))
+        check_messages(messages, items=True, start=max(self._state.message_count - 1, 0))
         given = digest_bytes(message_body(messages[0], "messages[0]")) if len(messages) else None
         if given != self._state.seed:
             shown = "it is empty" if given is None else f"its message 0 has digest {given}"
@@ -540,15 +453,15 @@ class Session:
         :class:`runcontext.Loop` calls it before the backend, so no request is paid for that
         could not be recorded."""
         with self._thread_lock:
-            check_messages(messages, items=True, start=len(self._messages))
-            for index in range(len(self._messages), len(messages)):
+            check_messages(messages, items=True, start=self._state.message_count)
+            for index in range(self._state.message_count, len(messages)):
                 argument = f"messages[{index}]"
                 _check_message(
                     self._state, message_body(messages[index], argument), argument, index
                 )
 
     def _check_continues(self, messages: Sequence[Mapping[str, Any]]) -> None:
-        recorded = len(self._messages)
+        recorded = self._state.message_count
         if len(messages) < recorded:
             raise ConversationMismatchError(
                 f"the conversation has {len(messages)} messages but the transcript already "
@@ -560,7 +473,7 @@ class Session:
         if recorded < 2:
             return  # nothing recorded, or only message 0, which the seed check covers
         last = recorded - 1
-        expected = digest_bytes(self._messages[last])
+        expected = digest_bytes(self._state.message(last))
         given = digest_bytes(message_body(messages[last], f"messages[{last}]"))
         if given != expected:
             raise ConversationMismatchError(
@@ -569,7 +482,7 @@ class Session:
                 f"digest {expected}; pass the conversation it records (session.messages() plus "
                 "the new messages) or start a new transcript with Session.create",
                 path=self._where,
-                line=self._last_message_line,
+                line=self._state.last_message_line,
                 index=last,
                 recorded=expected,
                 given=given,
@@ -582,11 +495,10 @@ class Session:
         check_messages(messages, items=True)
         bodies = [message_body(message, f"messages[{i}]") for i, message in enumerate(messages)]
 
-        def build() -> tuple[list[bytes], list[bytes], int]:
-            lines = [
+        def build() -> list[bytes]:
+            return [
                 _write_message(self._state, body, f"messages[{i}]") for i, body in enumerate(bodies)
             ]
-            return lines, bodies, len(lines)
 
         self._append(build)
 
@@ -615,44 +527,28 @@ class Session:
         reply_body = None if reply is None else message_body(_check_reply(reply), "reply")
         when = timestamp(self._clock)
 
-        def build() -> tuple[list[bytes], list[bytes], int]:
+        recorded_run: list[Run] = []
+
+        def build() -> list[bytes]:
             self._check_continues(messages)
-            recorded = len(self._messages)
-            bodies = [
-                message_body(messages[index], f"messages[{index}]")
+            recorded = self._state.message_count
+            lines = [
+                _write_message(
+                    self._state,
+                    message_body(messages[index], f"messages[{index}]"),
+                    f"messages[{index}]",
+                )
                 for index in range(recorded, len(messages))
             ]
-            lines = [
-                _write_message(self._state, body, f"messages[{recorded + i}]")
-                for i, body in enumerate(bodies)
-            ]
-            last_message = len(lines)
-            lines.extend(self._state.write_run(context, when, len(messages), tokens_body))
+            written, run = self._state.write_run(context, when, len(messages), tokens_body)
+            lines.extend(written)
+            recorded_run.append(run)
             if reply_body is not None:
                 lines.append(_write_message(self._state, reply_body, "reply"))
-                bodies.append(reply_body)
-                last_message = len(lines)
-            return lines, bodies, last_message
+            return lines
 
         self._append(build)
-        sections, facts = structure(context)
-        envelope: Envelope = (
-            "run-context",
-            self._state.runs,
-            context.digest,
-            when,
-            len(messages),
-            sections,
-            facts,
-            None if tokens_body is None else json_value(tokens_body),
-        )
-        for section in context.sections:
-            self._library.bodies.setdefault(section.digest, (section.name, section.text))
-        self._contexts.setdefault((sections, facts), context)
-        # The envelope goes before the reply's message in the file; its place in the list of
-        # runs is all that matters here.
-        self._envelopes.append(envelope)
-        return self._run(envelope)
+        return recorded_run[-1]
 
     def _check_writable(self) -> None:
         if self._closed:
@@ -683,7 +579,7 @@ class Session:
                 line=self._torn.line,
             )
 
-    def _append(self, build: Callable[[], tuple[list[bytes], list[bytes], int]]) -> None:
+    def _append(self, build: Callable[[], list[bytes]]) -> None:
         """Catch up with other writers, encode, store, and only then take the new records in:
         if storing fails, the state is as before (complete lines a failed write left behind
         are read back, and verified, like anyone else's)."""
@@ -697,7 +593,7 @@ class Session:
             self._check_not_torn()
             self._state.begin()
             try:
-                lines, bodies, last_message = build()  # all encoded before the first write
+                lines = build()  # all encoded before the first write
                 cursor = self._store.append(lines)
             except BaseException:
                 self._state.rollback()
@@ -706,9 +602,6 @@ class Session:
             self._offset += sum(len(line) for line in lines)
             # Another store says where its records now end (its cursors are its own).
             self._cursor = self._offset if isinstance(self._store, FileStore) else cursor
-            self._messages.extend(bodies)
-            if last_message:
-                self._last_message_line = self._state.lines - len(lines) + last_message
 
     # --- reading the store ------------------------------------------------------------------
 
@@ -780,22 +673,17 @@ class Session:
         before = state.lines
         read = state.read_chunks if chunked else state.read_lines
         try:
-            read(batch, self._skip, self._messages, self._envelopes, self._library.bodies)
+            read(batch, self._skip)
         except BaseException as error:
             self._skip += state.lines - before  # those are applied: skip them when read again
             if isinstance(error, TranscriptError):  # the core was given the name as shown
                 error.file = self._where
             raise
-        finally:
-            self._last_message_line = max(self._last_message_line, state.last_message_line)
-            if not before and state.lines:  # this call read line 1, the header
-                self._header_time = state.header_time
 
     def _torn_at(self, partial: int) -> TornTail | None:
         if not partial:
             return None
-        torn: type[TornTail] = _record_class("TornTail")
-        return torn(line=self._state.lines + 1, offset=self._offset, length=partial)
+        return TornTail(line=self._state.lines + 1, offset=self._offset, length=partial)
 
     def _warn_torn(self, *, stacklevel: int) -> None:
         torn = self._torn
@@ -819,19 +707,6 @@ class Session:
                 line=1,
                 kind="blank-line",
             )
-
-    def _run(self, envelope: Envelope) -> Run:
-        _, number, digest, time, messages, sections, facts, tokens = envelope
-        run: type[Run] = _record_class("Run")
-        return run(
-            number=number,
-            time=parse_time(time),
-            digest=digest,
-            messages=messages,
-            tokens=tokens,
-            _structure=(sections, facts),
-            _library=self._library,
-        )
 
 
 def _tokens_body(tokens: Mapping[str, Any]) -> bytes:

@@ -450,9 +450,23 @@ impl Transcript {
     /// Refuses a body whose record would be longer than the line cap.
     pub fn write_section(&mut self, name: &str, text: &str) -> Result<Option<Vec<u8>>, WriteError> {
         let digest = crate::runcontext::section_digest(name, text);
-        if self.sections.contains_key(&digest) {
+        self.write_known_section(name, text, &digest)
+    }
+
+    /// [`Self::write_section`] of a body whose digest the caller already holds (a
+    /// [`RunContext`]'s section digest): a body the transcript holds costs a look-up, never a
+    /// hash. `digest` must be `section_digest(name, text)`.
+    pub fn write_known_section(
+        &mut self,
+        name: &str,
+        text: &str,
+        digest: &str,
+    ) -> Result<Option<Vec<u8>>, WriteError> {
+        if self.sections.contains_key(digest) {
             return Ok(None);
         }
+        debug_assert_eq!(digest, crate::runcontext::section_digest(name, text));
+        let digest = digest.to_owned();
         let mut body = Vec::with_capacity(text.len() + name.len() + 120);
         body.extend_from_slice(br#"{"digest":""#);
         body.extend_from_slice(digest.as_bytes());

@@ -32,7 +32,7 @@ use std::marker::PhantomData;
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyString};
 use runcontext_core::canonical::Output;
 
 use crate::errors::type_name;
@@ -795,20 +795,4 @@ impl Drop for BufferView<'_> {
         // SAFETY: releases the export `new` made, once, with the GIL held (the token).
         unsafe { ffi::PyBuffer_Release(&mut self.view) };
     }
-}
-
-/// Takes `tuple` off the cyclic collector's list (see `transcript.rs`, `untrack`, for when
-/// that is right); it is then freed by its reference count alone.
-pub fn untrack_tuple<'py>(tuple: Bound<'py, PyTuple>) -> Bound<'py, PyTuple> {
-    // SAFETY: `tuple` is a live tuple with the GIL held; `PyObject_GC_UnTrack` of a tracked
-    // object (or of one already untracked: it checks) only unlinks it from the collector's
-    // list, which can cost a leaked cycle at worst, never memory safety.
-    unsafe { ffi::PyObject_GC_UnTrack(tuple.as_ptr().cast()) };
-    tuple
-}
-
-/// Whether the cyclic collector tracks `obj`.
-pub fn is_gc_tracked(obj: &Bound<'_, PyAny>) -> bool {
-    // SAFETY: `obj` is live with the GIL held; this reads its header.
-    unsafe { ffi::PyObject_GC_IsTracked(obj.as_ptr()) != 0 }
 }

@@ -10,6 +10,7 @@ mod canonical;
 mod digest;
 mod errors;
 mod ffi;
+mod records;
 mod runcontext;
 mod transcript;
 
@@ -30,6 +31,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("KEY_BYTES", runcontext_core::KEY_LEN)?;
     m.add_class::<runcontext::RunContext>()?;
     m.add_class::<transcript::Transcript>()?;
+    m.add_class::<records::Section>()?;
+    m.add_class::<records::Run>()?;
+    m.add_class::<records::TornTail>()?;
     m.add_function(wrap_pyfunction!(transcript::json_value, m)?)?;
     m.add(
         "TRANSCRIPT_VERSION",

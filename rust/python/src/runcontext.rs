@@ -22,6 +22,7 @@ use runcontext_core::{ArgError, ArgNode, Kept, Shape};
 use crate::digest::DETACH_THRESHOLD;
 use crate::errors::{runcontext_error, type_name};
 use crate::ffi;
+use crate::records::Section;
 
 /// A Python str the core reads in place, through its UTF-8 form (`ffi::utf8`).
 struct PyText<'py> {
@@ -125,6 +126,14 @@ fn view<'a>(pairs: &'a [KeptPair<'_>]) -> Vec<(&'a str, &'a str)> {
         .collect()
 }
 
+/// A section as a transcript records it (see [`RunContext::record_parts`]).
+pub(crate) struct RecordSection<'a> {
+    pub(crate) head: bool,
+    pub(crate) name: &'a str,
+    pub(crate) text: &'a str,
+    pub(crate) digest: String,
+}
+
 /// A kept entry: the caller's name and text, and how many bytes of the text's UTF-8 form
 /// normalisation keeps.
 struct Held {
@@ -211,11 +220,6 @@ fn render<'py>(
     Ok(Some(PyString::new(py, &out)))
 }
 
-fn section_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
-    static SECTION: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    SECTION.import(py, "runcontext.section", "Section")
-}
-
 /// The refreshable half of a prompt, built fresh per run from strings the caller passes.
 #[pyclass(frozen, module = "runcontext", name = "RunContext")]
 pub struct RunContext {
@@ -234,6 +238,64 @@ pub struct RunContext {
 }
 
 impl RunContext {
+    /// A context from Python values, as `RunContext(head_sections=…, facts=…, tail_sections=…)`.
+    pub(crate) fn build(
+        py: Python<'_>,
+        head_sections: &Bound<'_, PyAny>,
+        facts: &Bound<'_, PyAny>,
+        tail_sections: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        Self::new(
+            py,
+            Some(head_sections.clone()),
+            Some(facts.clone()),
+            Some(tail_sections.clone()),
+        )
+    }
+
+    /// The `blake3:…` digest string.
+    pub(crate) fn digest(&self, py: Python<'_>) -> Py<PyString> {
+        self.digest.clone_ref(py)
+    }
+
+    /// Each kept section, head first: whether it is a head section, its entry and its hash.
+    fn section_entries(&self) -> impl Iterator<Item = (bool, &Held, &[u8; 32])> {
+        let heads = std::iter::repeat_n(true, self.head.len())
+            .chain(std::iter::repeat_n(false, self.tail.len()));
+        heads
+            .zip(self.head.iter().chain(self.tail.iter()))
+            .zip(self.section_hashes.iter())
+            .map(|((head, entry), hash)| (head, entry, hash))
+    }
+
+    /// What a transcript records of this context: its digest, each section's position, name,
+    /// kept text and digest (the hashes computed when the context was built, so a recorded
+    /// section is never hashed again), and the facts.
+    pub(crate) fn record_parts<F, R>(&self, py: Python<'_>, with: F) -> R
+    where
+        F: FnOnce(&str, &[RecordSection<'_>], Vec<(String, String)>) -> R,
+    {
+        let (head, _) = read(py, &self.head);
+        let (tail, _) = read(py, &self.tail);
+        let sections: Vec<RecordSection<'_>> = self
+            .section_entries()
+            .zip(head.iter().chain(tail.iter()))
+            .map(|((is_head, _, hash), (name, text))| RecordSection {
+                head: is_head,
+                name,
+                text,
+                digest: runcontext_core::format_digest(hash),
+            })
+            .collect();
+        let (facts, _) = read(py, &self.facts);
+        let facts = facts
+            .into_iter()
+            .map(|(n, v)| (n.to_owned(), v.to_owned()))
+            .collect();
+        let digest = self.digest.bind(py).to_str().unwrap_or_default().to_owned();
+        with(&digest, &sections, facts)
+    }
+
     fn message<'py>(
         py: Python<'py>,
         text: Option<Bound<'py, PyString>>,
@@ -320,18 +382,15 @@ impl RunContext {
     /// on each access).
     #[getter]
     fn sections<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let section = section_class(py)?;
-        let positions = std::iter::repeat_n("head", self.head.len())
-            .chain(std::iter::repeat_n("tail", self.tail.len()));
         let items = self
-            .head
-            .iter()
-            .chain(self.tail.iter())
-            .zip(positions)
-            .zip(self.section_hashes.iter())
-            .map(|((entry, position), hash)| {
-                let digest = runcontext_core::format_digest(hash);
-                section.call1((position, entry.name.bind(py), kept_text(py, entry), digest))
+            .section_entries()
+            .map(|(head, entry, hash)| {
+                let digest = PyString::new(py, &runcontext_core::format_digest(hash));
+                let text = kept_text(py, entry).unbind();
+                Bound::new(
+                    py,
+                    Section::make(py, head, entry.name.clone_ref(py), text, digest.unbind()),
+                )
             })
             .collect::<PyResult<Vec<_>>>()?;
         PyTuple::new(py, items)

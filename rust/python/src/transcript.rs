@@ -3,38 +3,71 @@
 //! Converts arguments and results only: every rule of the record format is in
 //! `runcontext_core::transcript`.
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use std::collections::HashMap;
+
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 use runcontext_core::tokens::Tokens;
-use runcontext_core::transcript::{self as core, Envelope, Item, SectionRef, TranscriptError};
+use runcontext_core::transcript::{self as core, Item, SectionRef, TranscriptError};
 use runcontext_core::{Position, Value, MAX_SAFE_INTEGER};
 
-/// One transcript's reading and writing state (see the core's `Transcript`).
+use crate::records::{empty_cell, ContextCell, Run, Section};
+use crate::runcontext::RunContext;
+
+/// One transcript's state: the core's reading and writing state, and what the session holds
+/// of it — each message's canonical JSON, each run as a [`Run`] — so the records have one
+/// owner, and Python coordinates stores, locks and errors around it.
 #[pyclass(module = "runcontext._core", name = "Transcript")]
 pub struct Transcript {
     inner: core::Transcript,
     /// What errors call the transcript: its path or store name.
     name: String,
-    /// The line of the last message record read (0: none yet).
+    /// The line of the last message record read or written (0: none yet).
     last_message_line: usize,
     /// The header's time ("" until line 1 is read).
     header_time: String,
-    /// The last envelope's sections and facts as Python tuples: runs that repeat them share
-    /// one tuple instead of holding a copy each.
+    /// Each conversation message's canonical JSON, in order.
+    messages: Vec<Py<PyBytes>>,
+    runs: Vec<Py<Run>>,
+    /// Each section object made for a run read back, by position and digest, and each
+    /// body's text as a str, by digest: the runs that name a body share one str of it.
+    section_objects: HashMap<(Position, String), Py<Section>>,
+    texts: HashMap<String, Py<PyString>>,
+    /// The last run's sections and facts and the Python tuples made of them: runs that repeat
+    /// them share the tuples, and the context built from them.
     shared: Shared,
+    /// Where the batch in progress started, to undo it (`rollback`).
+    mark: Option<Mark>,
 }
 
-#[derive(Default)]
 struct Shared {
     sections: Kept<Vec<SectionRef>>,
     facts: Kept<Vec<(String, String)>>,
+    context: ContextCell,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Self {
+            sections: None,
+            facts: None,
+            context: empty_cell(),
+        }
+    }
 }
 
 /// A value the core returned and the Python tuple made of it.
 type Kept<T> = Option<(T, Py<PyTuple>)>;
+
+#[derive(Clone, Copy)]
+struct Mark {
+    messages: usize,
+    runs: usize,
+    last_message_line: usize,
+}
 
 fn transcript_error(py: Python<'_>, name: &str, error: TranscriptError) -> PyErr {
     static FORMAT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -96,120 +129,15 @@ fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
     })
 }
 
-/// A run's envelope as the tuple `read_line` returns. It and its sections and facts are
-/// left untracked by the cyclic collector (`untrack`): a read makes three tuples a run (the
-/// envelope, its facts, the fact), and each collection during the read traversed them all
-/// again (7-9 % of `runcontext log`'s time); CPython untracks such tuples itself, but only
-/// once a collection has examined them.
-fn envelope_to_python<'py>(
-    py: Python<'py>,
-    e: Envelope,
-    shared: &mut Shared,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let sections = match &shared.sections {
-        Some((held, tuple)) if *held == e.sections => tuple.bind(py).clone(),
-        _ => {
-            let items = e.sections.iter().map(|s| {
-                let position = match s.position {
-                    Position::Head => intern!(py, "head"),
-                    Position::Tail => intern!(py, "tail"),
-                };
-                (position, s.name.as_str(), s.digest.as_str())
-                    .into_pyobject(py)
-                    .map(untrack)
-            });
-            let tuple = untrack(PyTuple::new(py, items.collect::<PyResult<Vec<_>>>()?)?);
-            shared.sections = Some((e.sections, tuple.clone().unbind()));
-            tuple
-        }
-    };
-    let facts = match &shared.facts {
-        Some((held, tuple)) if *held == e.facts => tuple.bind(py).clone(),
-        _ => {
-            let items = e
-                .facts
-                .iter()
-                .map(|(n, v)| (n.as_str(), v.as_str()).into_pyobject(py).map(untrack));
-            let tuple = untrack(PyTuple::new(py, items.collect::<PyResult<Vec<_>>>()?)?);
-            shared.facts = Some((e.facts, tuple.clone().unbind()));
-            tuple
-        }
-    };
-    let has_tokens = e.tokens.is_some();
-    let envelope = (
-        intern!(py, "run-context"),
-        e.run,
-        e.digest,
-        e.time,
-        e.messages,
-        sections,
-        facts,
-        tokens_to_python(py, e.tokens.as_ref())?,
-    )
-        .into_pyobject(py)?;
-    // A tokens dict can be changed (it is the run's `tokens`): the collector keeps its
-    // envelope, which could then be part of a cycle.
-    Ok(if has_tokens {
-        envelope
-    } else {
-        untrack(envelope)
-    })
-}
-
-/// Stop the cyclic collector tracking `tuple`, whose items are strings, integers, `None` or
-/// tuples untracked here.
-///
-/// Why this is sound: the collector only has to find reference cycles, and a cycle passes
-/// only through objects that refer to others. A tuple never changes what it refers to, and
-/// these items refer to nothing that could ever refer back (strings and integers refer to
-/// nothing; the tuples, by the same argument, to strings and integers only), so no cycle can
-/// ever pass through `tuple`, and its reference count frees it as before. This is the rule
-/// of CPython's own `_PyTuple_MaybeUntrack`, which applies it later, during a collection.
-fn untrack(tuple: Bound<'_, PyTuple>) -> Bound<'_, PyTuple> {
-    debug_assert!(tuple.iter().all(|item| !crate::ffi::is_gc_tracked(&item)));
-    crate::ffi::untrack_tuple(tuple)
-}
-
 /// The `tokens` member as the dict it is in the record, or `None`.
-fn tokens_to_python<'py>(py: Python<'py>, tokens: Option<&Tokens>) -> PyResult<Bound<'py, PyAny>> {
+fn tokens_to_python(py: Python<'_>, tokens: Option<&Tokens>) -> PyResult<Option<Py<PyDict>>> {
     let Some(tokens) = tokens else {
-        return Ok(py.None().into_bound(py));
+        return Ok(None);
     };
     let mut text = Vec::with_capacity(160);
     tokens.write(&mut text);
     let value = runcontext_core::parse(&text).expect("the core writes valid JSON");
-    to_python(py, &value)
-}
-
-/// `(digest, sections, facts)` of a `runcontext.RunContext`, read through its attributes.
-type Parts = (String, Vec<Part>, Vec<(String, String)>);
-
-fn context_parts(context: &Bound<'_, PyAny>) -> PyResult<Parts> {
-    let digest: String = context.getattr("digest")?.extract()?;
-    let mut sections = Vec::new();
-    for section in context.getattr("sections")?.try_iter()? {
-        let section = section?;
-        let position = match section.getattr("position")?.extract::<String>()?.as_str() {
-            "head" => Position::Head,
-            "tail" => Position::Tail,
-            other => return Err(PyValueError::new_err(format!("bad position {other:?}"))),
-        };
-        sections.push(Part {
-            position,
-            name: section.getattr("name")?.extract()?,
-            text: section.getattr("text")?.extract()?,
-            digest: section.getattr("digest")?.extract()?,
-        });
-    }
-    let facts: Vec<(String, String)> = context.getattr("facts")?.extract()?;
-    Ok((digest, sections, facts))
-}
-
-struct Part {
-    position: Position,
-    name: String,
-    text: String,
-    digest: String,
+    Ok(Some(to_python(py, &value)?.cast_into::<PyDict>()?.unbind()))
 }
 
 #[pymethods]
@@ -222,7 +150,12 @@ impl Transcript {
             name,
             last_message_line: 0,
             header_time: String::new(),
+            messages: Vec::new(),
+            runs: Vec::new(),
+            section_objects: HashMap::new(),
+            texts: HashMap::new(),
             shared: Shared::default(),
+            mark: None,
         }
     }
 
@@ -243,18 +176,18 @@ impl Transcript {
         self.inner.seed()
     }
     #[getter]
-    fn messages(&self) -> usize {
-        self.inner.messages()
+    fn message_count(&self) -> usize {
+        self.messages.len()
     }
     #[getter]
-    fn runs(&self) -> usize {
-        self.inner.runs()
+    fn run_count(&self) -> usize {
+        self.runs.len()
     }
     #[getter]
     fn max_line_bytes(&self) -> usize {
         self.inner.max_line_bytes()
     }
-    /// The line of the last message record read (0 before the first).
+    /// The line of the last message record read or written (0 before the first).
     #[getter]
     fn last_message_line(&self) -> usize {
         self.last_message_line
@@ -265,6 +198,39 @@ impl Transcript {
         &self.header_time
     }
 
+    /// The canonical JSON of message `index` (0-based).
+    fn message<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyBytes>> {
+        self.messages
+            .get(index)
+            .map(|body| body.bind(py).clone())
+            .ok_or_else(|| PyIndexError::new_err(format!("no message {index}")))
+    }
+
+    /// Every message as a new Python value (the large-integer rule of `to_python`).
+    fn decoded_messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for body in &self.messages {
+            let value = runcontext_core::parse(body.bind(py).as_bytes())
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            list.append(to_python(py, &value)?)?;
+        }
+        Ok(list)
+    }
+
+    /// Every run, in order, in a new list.
+    fn runs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.runs.iter().map(|run| run.bind(py)))
+    }
+
+    /// Run `number` (1-based).
+    fn run<'py>(&self, py: Python<'py>, number: usize) -> PyResult<Bound<'py, Run>> {
+        number
+            .checked_sub(1)
+            .and_then(|index| self.runs.get(index))
+            .map(|run| run.bind(py).clone())
+            .ok_or_else(|| PyIndexError::new_err(format!("no run {number}")))
+    }
+
     /// `(name, text)` of the section recorded under `digest`, or `None`.
     fn section(&self, digest: &str) -> Option<(String, String)> {
         self.inner
@@ -272,55 +238,21 @@ impl Transcript {
             .map(|(n, t)| (n.to_owned(), t.to_owned()))
     }
 
-    /// Verify one complete line (no newline) and move past it; returns what it held.
-    fn read_line<'py>(&mut self, py: Python<'py>, line: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
-        match self
-            .inner
-            .read_line(line)
-            .map_err(|e| transcript_error(py, &self.name, e))?
-        {
-            Item::Header {
-                version,
-                seed,
-                time,
-            } => {
-                self.header_time.clone_from(&time);
-                ("header", version, seed, time).into_pyobject(py)
-            }
-            Item::Message { index, body } => {
-                self.last_message_line = self.inner.lines();
-                ("message", index, PyBytes::new(py, &body)).into_pyobject(py)
-            }
-            Item::Section { digest, name } => ("section", digest, name).into_pyobject(py),
-            Item::Run(envelope) => envelope_to_python(py, envelope, &mut self.shared),
-        }
-    }
-
-    /// `read_line` of each of `lines[start:]` in order, in one call: each message's body is
-    /// appended to `messages`, each run's envelope (the tuple `read_line` returns) to `runs`,
-    /// each section body not in `sections` yet is put there as `digest: (name, text)`, and
-    /// the header's time is kept (`header_time`). The first refused line raises its error;
-    /// the lines before it stay read (`lines` says how far).
+    /// Verify each of `lines[start:]` in order, in one call, and take in what it holds. The
+    /// first refused line raises its error; the lines before it stay read (`lines` says how
+    /// far).
     fn read_lines(
         &mut self,
         py: Python<'_>,
         lines: &Bound<'_, PyList>,
         start: usize,
-        messages: &Bound<'_, PyList>,
-        runs: &Bound<'_, PyList>,
-        sections: &Bound<'_, PyDict>,
     ) -> PyResult<()> {
-        let sinks = Sinks {
-            messages,
-            runs,
-            sections,
-        };
         for index in start..lines.len() {
             let line = lines.get_item(index)?;
             let raw = line
                 .cast::<PyBytes>()
                 .map_err(|_| PyTypeError::new_err(format!("lines[{index}]: expected bytes")))?;
-            self.take(py, raw.as_bytes(), &sinks)?;
+            self.take(py, raw.as_bytes())?;
         }
         Ok(())
     }
@@ -333,15 +265,7 @@ impl Transcript {
         py: Python<'_>,
         chunks: &Bound<'_, PyList>,
         skip: usize,
-        messages: &Bound<'_, PyList>,
-        runs: &Bound<'_, PyList>,
-        sections: &Bound<'_, PyDict>,
     ) -> PyResult<()> {
-        let sinks = Sinks {
-            messages,
-            runs,
-            sections,
-        };
         let mut skip = skip;
         for (index, chunk) in chunks.iter().enumerate() {
             let chunk = chunk
@@ -351,21 +275,33 @@ impl Transcript {
                 if skip > 0 {
                     skip -= 1;
                 } else {
-                    self.take(py, line, &sinks)?;
+                    self.take(py, line)?;
                 }
             }
         }
         Ok(())
     }
 
+    /// Start a batch of writes: `rollback` undoes every write since, `commit` keeps them.
     fn begin(&mut self) {
         self.inner.begin();
+        self.mark = Some(Mark {
+            messages: self.messages.len(),
+            runs: self.runs.len(),
+            last_message_line: self.last_message_line,
+        });
     }
     fn commit(&mut self) {
         self.inner.commit();
+        self.mark = None;
     }
     fn rollback(&mut self) {
         self.inner.rollback();
+        if let Some(mark) = self.mark.take() {
+            self.messages.truncate(mark.messages);
+            self.runs.truncate(mark.runs);
+            self.last_message_line = mark.last_message_line;
+        }
     }
 
     fn write_header<'py>(
@@ -375,16 +311,23 @@ impl Transcript {
         time: &str,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let line = self.inner.write_header(seed, time).map_err(write_error)?;
+        self.header_time = time.to_owned();
         Ok(PyBytes::new(py, &line))
     }
 
-    /// The next message line around `message`, the message's canonical JSON.
+    /// The next message line around `message`, the message's canonical JSON, which becomes
+    /// the transcript's next message.
     fn write_message<'py>(
         &mut self,
         py: Python<'py>,
-        message: &[u8],
+        message: Bound<'py, PyBytes>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let line = self.inner.write_message(message).map_err(write_error)?;
+        let line = self
+            .inner
+            .write_message(message.as_bytes())
+            .map_err(write_error)?;
+        self.messages.push(message.unbind());
+        self.last_message_line = self.inner.lines();
         Ok(PyBytes::new(py, &line))
     }
 
@@ -396,17 +339,19 @@ impl Transcript {
             .map_err(write_error)
     }
 
-    /// The section lines and the run-context line of the next run with `context`; `tokens`
-    /// is the canonical JSON of the run's `tokens` member, or `None`.
+    /// The section lines and the run-context line of the next run with `context`, and the
+    /// run; `tokens` is the canonical JSON of the run's `tokens` member, or `None`. A section
+    /// the transcript holds is found by the digest the context already has: never hashed
+    /// again.
     #[pyo3(signature = (context, time, messages, tokens = None))]
     fn write_run<'py>(
         &mut self,
         py: Python<'py>,
-        context: &Bound<'py, PyAny>,
+        context: &Bound<'py, RunContext>,
         time: &str,
         messages: usize,
         tokens: Option<&[u8]>,
-    ) -> PyResult<Bound<'py, PyList>> {
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, Run>)> {
         let tokens = tokens
             .map(|text| {
                 runcontext_core::parse(text)
@@ -415,46 +360,64 @@ impl Transcript {
                     .map_err(|why| PyValueError::new_err(format!("tokens: {why}")))
             })
             .transpose()?;
-        let (digest, parts, facts) = context_parts(context)
-            .map_err(|_| PyTypeError::new_err("context: expected a RunContext"))?;
-        let list = PyList::empty(py);
-        for part in &parts {
-            if let Some(line) = self
-                .inner
-                .write_section(&part.name, &part.text)
-                .map_err(write_error)?
-            {
-                list.append(PyBytes::new(py, &line))?;
-            }
-        }
-        let sections: Vec<SectionRef> = parts
-            .into_iter()
-            .map(|p| SectionRef {
-                position: p.position,
-                name: p.name,
-                digest: p.digest,
+        let inner = &mut self.inner;
+        let (written, line, refs, facts) = context
+            .get()
+            .record_parts(py, |digest, sections, facts| {
+                let mut written = Vec::new();
+                for section in sections {
+                    written.extend(inner.write_known_section(
+                        section.name,
+                        section.text,
+                        &section.digest,
+                    )?);
+                }
+                let refs: Vec<SectionRef> = sections
+                    .iter()
+                    .map(|s| SectionRef {
+                        position: if s.head {
+                            Position::Head
+                        } else {
+                            Position::Tail
+                        },
+                        name: s.name.to_owned(),
+                        digest: s.digest.clone(),
+                    })
+                    .collect();
+                let line =
+                    inner.write_envelope(digest, &refs, &facts, time, messages, tokens.as_ref())?;
+                Ok((written, line, refs, facts))
             })
-            .collect();
-        let line = self
-            .inner
-            .write_envelope(&digest, &sections, &facts, time, messages, tokens.as_ref())
             .map_err(write_error)?;
-        list.append(PyBytes::new(py, &line))?;
-        Ok(list)
+        let list = PyList::empty(py);
+        for line in written.iter().chain([&line]) {
+            list.append(PyBytes::new(py, line))?;
+        }
+        let sections = match &self.shared.sections {
+            Some((held, tuple)) if *held == refs => tuple.clone_ref(py),
+            _ => context
+                .getattr(intern!(py, "sections"))?
+                .cast_into::<PyTuple>()?
+                .unbind(),
+        };
+        let cell = empty_cell();
+        let _ = cell.set(py, context.clone().unbind());
+        let run = self.make_run(py, refs, sections, facts, Some(cell), |this, py| {
+            Ok((
+                this.runs.len() + 1,
+                PyString::new(py, time).unbind(),
+                context.get().digest(py),
+                messages,
+                tokens_to_python(py, tokens.as_ref())?,
+            ))
+        })?;
+        Ok((list, run))
     }
 }
 
-/// Where `read_lines` and `read_chunks` put what they read: the session's lists and map.
-struct Sinks<'a, 'py> {
-    messages: &'a Bound<'py, PyList>,
-    runs: &'a Bound<'py, PyList>,
-    sections: &'a Bound<'py, PyDict>,
-}
-
 impl Transcript {
-    /// Read one line in the core and put what it holds in `sinks`: the one step of
-    /// `read_lines` and `read_chunks`.
-    fn take(&mut self, py: Python<'_>, raw: &[u8], sinks: &Sinks<'_, '_>) -> PyResult<()> {
+    /// Read one line in the core and take in what it holds.
+    fn take(&mut self, py: Python<'_>, raw: &[u8]) -> PyResult<()> {
         let item = self
             .inner
             .read_line(raw)
@@ -462,21 +425,113 @@ impl Transcript {
         match item {
             Item::Message { body, .. } => {
                 self.last_message_line = self.inner.lines();
-                sinks.messages.append(PyBytes::new(py, &body))?;
+                self.messages.push(PyBytes::new(py, &body).unbind());
             }
-            Item::Run(envelope) => {
-                let envelope = envelope_to_python(py, envelope, &mut self.shared)?;
-                sinks.runs.append(envelope)?;
+            Item::Run(e) => {
+                let sections = match &self.shared.sections {
+                    Some((held, tuple)) if *held == e.sections => tuple.clone_ref(py),
+                    _ => self.section_tuple(py, &e.sections)?,
+                };
+                let tokens = tokens_to_python(py, e.tokens.as_ref())?;
+                let (number, time, digest, messages) = (e.run, e.time, e.digest, e.messages);
+                self.make_run(py, e.sections, sections, e.facts, None, |_, py| {
+                    Ok((
+                        number,
+                        PyString::new(py, &time).unbind(),
+                        PyString::new(py, &digest).unbind(),
+                        messages,
+                        tokens,
+                    ))
+                })?;
             }
-            Item::Section { digest, name } => {
-                if !sinks.sections.contains(&digest)? {
-                    let (_, text) = self.inner.section(&digest).expect("just read");
-                    sinks.sections.set_item(digest, (name, text))?;
-                }
-            }
+            Item::Section { .. } => {}
             Item::Header { time, .. } => self.header_time = time,
         }
         Ok(())
+    }
+
+    /// The tuple of `Section`s an envelope names (each body verified and recorded).
+    fn section_tuple(&mut self, py: Python<'_>, refs: &[SectionRef]) -> PyResult<Py<PyTuple>> {
+        let mut items = Vec::with_capacity(refs.len());
+        for section in refs {
+            let key = (section.position, section.digest.clone());
+            let object = match self.section_objects.get(&key) {
+                Some(object) => object.clone_ref(py),
+                None => {
+                    let (name, text) = self.inner.section(&section.digest).expect("verified");
+                    let text = self
+                        .texts
+                        .entry(section.digest.clone())
+                        .or_insert_with(|| PyString::new(py, text).unbind())
+                        .clone_ref(py);
+                    let object = Py::new(
+                        py,
+                        Section::make(
+                            py,
+                            section.position == Position::Head,
+                            PyString::new(py, name).unbind(),
+                            text,
+                            PyString::new(py, &section.digest).unbind(),
+                        ),
+                    )?;
+                    self.section_objects.insert(key, object.clone_ref(py));
+                    object
+                }
+            };
+            items.push(object);
+        }
+        Ok(PyTuple::new(py, items)?.unbind())
+    }
+
+    /// The next run, with the sections and facts tuples shared with the run before when they
+    /// are the same, and the context cell too when both are; `cell` is a context already
+    /// built (a written run's).
+    #[allow(clippy::type_complexity)]
+    fn make_run<'py>(
+        &mut self,
+        py: Python<'py>,
+        refs: Vec<SectionRef>,
+        sections: Py<PyTuple>,
+        facts: Vec<(String, String)>,
+        cell: Option<ContextCell>,
+        fields: impl FnOnce(
+            &Self,
+            Python<'py>,
+        )
+            -> PyResult<(usize, Py<PyString>, Py<PyString>, usize, Option<Py<PyDict>>)>,
+    ) -> PyResult<Bound<'py, Run>> {
+        let same_sections = matches!(&self.shared.sections, Some((held, _)) if *held == refs);
+        let same_facts = matches!(&self.shared.facts, Some((held, _)) if *held == facts);
+        let facts_tuple = match &self.shared.facts {
+            Some((_, tuple)) if same_facts => tuple.clone_ref(py),
+            _ => PyTuple::new(py, facts.iter().map(|(n, v)| (n.as_str(), v.as_str())))?.unbind(),
+        };
+        let cell = match cell {
+            Some(cell) => cell,
+            None if same_sections && same_facts => self.shared.context.clone(),
+            None => empty_cell(),
+        };
+        let (number, time, digest, messages, tokens) = fields(self, py)?;
+        let run = Bound::new(
+            py,
+            Run::make(
+                number,
+                time,
+                digest,
+                messages,
+                tokens,
+                sections.clone_ref(py),
+                facts_tuple.clone_ref(py),
+                cell.clone(),
+            ),
+        )?;
+        self.shared = Shared {
+            sections: Some((refs, sections)),
+            facts: Some((facts, facts_tuple)),
+            context: cell,
+        };
+        self.runs.push(run.clone().unbind());
+        Ok(run)
     }
 }
 

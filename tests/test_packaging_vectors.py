@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from gitutil import git
 from runcontext import cli
 from runcontext.conformance import BUNDLED_VECTORS_DIR, bundled_vectors
+
+from gitutil import git
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS_VECTORS = ROOT / "docs" / "vectors"

@@ -4,7 +4,7 @@
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 
-.PHONY: help install install-test test test-rust test-python lint bench bench-check fuzz vectors package-vectors packaging clean
+.PHONY: help install install-test test test-rust test-python lint bench bench-check fuzz vectors packaging clean
 FUZZ_SECONDS ?= 60
 
 help:  ## list the targets
@@ -61,17 +61,11 @@ fuzz:  ## run each cargo-fuzz target for FUZZ_SECONDS (needs `cargo install carg
 	cd fuzz && for t in canonicalize_text runcontext transcript_line; do \
 		RUSTC_BOOTSTRAP=1 cargo fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) || exit 1; done
 
-vectors:  ## regenerate the conformance vectors (needs node for the numbers)
+vectors:  ## regenerate the conformance vectors (needs node for the numbers; a build ships them)
 	node docs/vectors/gen_es_numbers.js
 	$(PYTHON) tests/gen_runcontext_vectors.py
 	$(PYTHON) tests/gen_transcript_vectors.py
 	$(PYTHON) tests/gen_keyed_vectors.py
-	$(MAKE) package-vectors
-
-package-vectors:  ## copy docs/vectors' data files into the package (shipped in the wheel for verify-vectors)
-	rm -f python/runcontext/vectors/*.json python/runcontext/vectors/*.txt
-	mkdir -p python/runcontext/vectors
-	cp docs/vectors/*.json docs/vectors/*.txt python/runcontext/vectors/
 
 packaging:  ## build the sdist, and from it a wheel per CPython 3.11+ found; install and check each (.ci/packaging.sh)
 	PYTHON=$(PYTHON) .ci/packaging.sh

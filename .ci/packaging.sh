@@ -17,7 +17,7 @@ step() { printf '\n== packaging: %s\n' "$*"; }
 fail() { printf 'packaging: FAILED: %s\n' "$*" >&2; exit 1; }
 
 python=${PYTHON:-python}
-"$python" -m pip install --quiet 'maturin>=1.9.4,<2'
+"$python" -m pip install --quiet 'maturin>=1.12,<2'
 
 if [[ -n "${PACKAGING_PYTHONS:-}" ]]; then
     read -r -a pythons <<<"$PACKAGING_PYTHONS"
@@ -40,10 +40,14 @@ timeout 120 "$python" -m maturin sdist --out "$work/sdist" >/dev/null
 sdist=$(ls "$work"/sdist/runcontext-*.tar.gz)
 listing=$(tar -tzf "$sdist")
 for needed in docs/vectors/jcs.json docs/vectors/transcript-v2.json docs/vectors/es-numbers.txt \
-    tests/conftest.py tests/reference python/runcontext/vectors/runcontext-v1.json \
-    LICENSE-MIT LICENSE-APACHE Cargo.lock rust/core/tests; do
+    tests/conftest.py tests/reference LICENSE-MIT LICENSE-APACHE Cargo.lock rust/core/tests \
+    rust/python/build.rs; do
     grep -q "^runcontext-[^/]*/$needed" <<<"$listing" || fail "the sdist lacks $needed"
 done
+# The vectors are stored once, in docs/vectors; a build copies them into the package.
+if grep -q "^runcontext-[^/]*/python/runcontext/vectors/" <<<"$listing"; then
+    fail "the sdist holds a second copy of the vectors (python/runcontext/vectors/)"
+fi
 mkdir "$work/src"
 tar -xzf "$sdist" -C "$work/src" --strip-components=1
 echo "$(basename "$sdist"): $(wc -l <<<"$listing") files"
@@ -69,6 +73,10 @@ for wheel in "$work"/wheels/*.whl; do
         grep -q "$needed" <<<"$contents" || fail "$name lacks $needed"
     done
     if grep -qE '^ *(docs|tests)/' <<<"$contents"; then fail "$name ships docs/ or tests/"; fi
+    # Every vectors file of docs/vectors, once, in runcontext/vectors/ (rust/python/build.rs).
+    shipped=$(grep -oE 'runcontext/vectors/[^ ]+' <<<"$contents" | sed 's|.*/||' | sort)
+    expected=$(cd "$work/src/docs/vectors" && ls -1 -- *.json *.txt | sort)
+    [[ "$shipped" == "$expected" ]] || fail "$name: runcontext/vectors/ holds [$shipped], not [$expected]"
     echo "$name: $(du -k "$wheel" | cut -f1) KiB"
 done
 

@@ -1,6 +1,6 @@
-"""Counting accuracy and the cost of counting per ``Loop.run`` (issue 15's figures).
+"""Counting accuracy and the cost of counting per ``Loop.run``.
 
-Two experiments (docs/BUDGET.md, *Measured*):
+Two experiments (benches/RESULTS.md, *Counting and budgets*):
 
 * **Accuracy.** A fake OpenAI server on 127.0.0.1 bills every request the real ``openai``
   SDK sends it with a real tokenizer, the way OpenAI bills chat (below), and answers a

@@ -4,7 +4,7 @@
 
 Prints medians (and p90) in milliseconds:
 - ``build()`` of the default providers (clock, cwd, platform, git, instructions) for DIR,
-  default this repository (issue target: median under 5 ms), and for a scratch repository
+  default this repository (the target: median under 5 ms), and for a scratch repository
   whose AGENTS.md fills the 32 KiB instructions budget;
 - ``build()`` and ``abuild()`` with 20 trivial providers, against calling the same 20
   ``collect()`` methods in a loop: the difference is what the builder itself costs (worker

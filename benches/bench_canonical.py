@@ -1,4 +1,4 @@
-"""Canonical JSON and digests against the anchors, in one process (issues 2 and 13).
+"""Canonical JSON and digests against the anchors, in one process.
 
 Run by hand: `python benches/bench_canonical.py` (needs the `bench` extra: rfc8785,
 canonicaljson, orjson, blake3). Prints medians per call and ratios; never a pass/fail gate.
@@ -8,7 +8,7 @@ with pytest-benchmark, one group per payload (`test_canonical`, `test_digest` be
 orjson (with `OPT_SORT_KEYS`; not canonical) is the speed anchor. Its samples and
 runcontext's alternate (`interleaved_medians`), so a neighbour's load on this shared machine
 falls on both alike. The last table times the *first* call in fresh processes: a large output
-must not cost more there than on a warm heap (issue 13, "no cliff").
+must not cost more there than on a warm heap (no allocator cliff).
 """
 
 from __future__ import annotations
@@ -207,10 +207,6 @@ def fresh_process(payload: str, title: str, processes: int = 7) -> None:
     """The first call in fresh processes; the median of the next 50 in each ("fresh"); of 50
     that each keep the previous output alive ("kept": `out = canonical_json(v)` in a loop);
     and of 50 after 2,000 more calls ("warm": the heap as a long-lived process has it).
-
-    Before issue 13 every call on a large output paid page faults (the median, not only the
-    first call): a plain 1 MB string took ~1.2 ms a call against orjson's ~35 µs; and until
-    the output kept its slack (BytesOut::finish), "kept" took 200-500 µs against orjson's 50.
 
     ``str.encode`` (one allocation and one copy of the same megabyte) is the floor: on these
     virtual machines a bare copy into freshly used memory also runs slower for its first few

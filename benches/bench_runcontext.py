@@ -1,4 +1,4 @@
-"""Build + render + digest of a typical RunContext (issue 3's benchmark).
+"""Build + render + digest of a typical RunContext .
 
 Run by hand from the repository root: `python benches/bench_runcontext.py`. Compares the
 Rust-backed RunContext with the pure-Python reference (tests/reference/) and with a plain

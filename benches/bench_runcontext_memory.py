@@ -1,4 +1,4 @@
-"""RunContext's memory per context and its cost per byte of section text (issue 13).
+"""RunContext's memory per context and its cost per byte of section text.
 
 Memory: 10,000 contexts built from distinct 8 KB AGENTS.md texts that the caller keeps
 (the typical context of bench_runcontext.py: a 200 B identity, the 8 KB text, 4 facts,

@@ -4,7 +4,7 @@
 
 Each command runs as a whole process, the commands in turn within each round (so a noisy
 neighbour slows them alike), against `python -c pass` in the same rounds: the difference of
-the medians is what runcontext adds (issue 13: ≤ 5 ms for the import, whole process ≤ 30 ms
+the medians is what runcontext adds (the targets: ≤ 5 ms for the import, whole process ≤ 30 ms
 for `--version` and ≤ 45 ms for `show .`). The real console script is run, the one pip
 generated next to this interpreter. Children run with bytecode caching on (a
 PYTHONDONTWRITEBYTECODE in the environment is dropped for them): an installed wheel has its

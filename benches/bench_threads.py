@@ -1,4 +1,4 @@
-"""Threads for fleets (issue 13): do 2 threads on large inputs give 2x the throughput of 1?
+"""Threads for fleets: do 2 threads on large inputs give 2x the throughput of 1?
 
 Each case does the same fixed amount of work on 1 thread and then split across 2 threads
 (started together, timed from start to the last join); the ratio is 1-thread time over

@@ -89,16 +89,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     data = json.loads(args.json.read_text(encoding="utf-8"))
-    commit = data.get("commit_info", {})
-    machine = data.get("machine_info", {})
-    print(
-        f"<!-- from {args.json.name}: commit {str(commit.get('id', '?'))[:12]}"
-        f"{' (dirty)' if commit.get('dirty') else ''}, {data.get('datetime', '?')}, "
-        f"{machine.get('python_implementation', '')} {machine.get('python_version', '')}, "
-        f"{machine.get('cpu', {}).get('count', '?')} CPUs -->"
-    )
+    print(f"<!-- {provenance(data, args.json.name)} -->")
     print("\n".join(rows(data["benchmarks"], args.group, args.anchor)))
     return 0
+
+
+def provenance(data: dict[str, Any], name: str) -> str:
+    """Where a pytest-benchmark JSON file's figures come from: commit, date, Python, CPUs."""
+    commit = data.get("commit_info", {})
+    machine = data.get("machine_info", {})
+    return (
+        f"from {name}: commit {str(commit.get('id', '?'))[:12]}"
+        f"{' (dirty)' if commit.get('dirty') else ''}, {data.get('datetime', '?')}, "
+        f"{machine.get('python_implementation', '')} {machine.get('python_version', '')}, "
+        f"{machine.get('cpu', {}).get('count', '?')} CPUs"
+    )
 
 
 def test_rows_pair_runcontext_with_each_anchor() -> None:

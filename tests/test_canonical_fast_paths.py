@@ -1,4 +1,4 @@
-"""The fast paths of canonical_json (issue 13) write what the general ones do.
+"""The fast paths of canonical_json write what the general ones do.
 
 Exact built-in types are dispatched by type pointer, ints of one 30-bit digit are read from
 the object, strings are escaped block by block into the returned ``bytes`` (on the stack

@@ -1,4 +1,4 @@
-"""Runs of numbers in a list or tuple (issue 13) write what one number at a time does.
+"""Runs of numbers in a list or tuple write what one number at a time does.
 
 canonical_json writes a run of small exact ints, or of finite exact floats, after one
 reservation of the output (at most 32 of them), every float straight into the output. Each

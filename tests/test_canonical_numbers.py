@@ -1,7 +1,7 @@
 """Numbers at every power-of-ten boundary agree with the pure-Python reference.
 
 The core picks ECMAScript's layout (plain or exponent) from a number's magnitude alone,
-without reading its digits back (issue 13), so the places a wrong comparison would show are
+without reading its digits back, so the places a wrong comparison would show are
 the boundaries: the double nearest each 10**k, its neighbours (math.nextafter), both signs,
 and the subnormals. The Rust test `rust/core/tests/number_boundaries.rs` checks the same
 against ryu-js; this one goes through the binding, in arrays as the walker sees them.

@@ -1,4 +1,4 @@
-"""Repeated large outputs reuse the heap's pages (issue 13, no cliff).
+"""Repeated large outputs reuse the heap's pages (no allocator cliff).
 
 An output of a few hundred KB once shrank its block when finished; freed, that block raised
 glibc's mapping threshold to less than the next call's largest block, so every call mapped

@@ -1,5 +1,5 @@
 """Strings of 256 bytes and more are scanned 32 bytes at a time where the processor has AVX2
-(issue 13, payload (h)); the output must be the bytes of the 16-byte path everywhere.
+(a payload of long strings); the output must be the bytes of the 16-byte path everywhere.
 
 The oracle is the standard library: ``json.dumps(s, ensure_ascii=False)`` escapes exactly
 what RFC 8785 does (quote, backslash, U+0000-U+001F; short forms where JSON has them, else

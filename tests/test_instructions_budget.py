@@ -1,8 +1,8 @@
 """The instructions budget: the most specific files first, and no secret split by the cut.
 
-Issue 14: with a 5.5 MB root AGENTS.md, ``sub/AGENTS.md`` (the file about where the agent
-works) was dropped entirely by the 32 KiB budget. And a cut through an AWS key left 19 of
-its 20 characters, no longer recognisable as a key, for the model to read.
+With a 5.5 MB root AGENTS.md, ``sub/AGENTS.md`` (the file about where the agent works) must
+still be shown whole within the 32 KiB budget; and a cut must never leave part of a secret
+(19 of an AWS key's 20 characters are no longer recognisable as a key) for the model to read.
 """
 
 from __future__ import annotations

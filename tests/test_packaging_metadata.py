@@ -51,5 +51,15 @@ def test_classifiers_say_posix_and_typed() -> None:
 
 def test_the_sdist_includes_what_building_and_testing_it_needs() -> None:
     maturin = toml("pyproject.toml")["tool"]["maturin"]  # type: ignore[index]
-    sdist = {entry["path"] for entry in maturin["include"] if entry["format"] == "sdist"}
+    sdist = {entry["path"] for entry in maturin["include"] if entry.get("format") == "sdist"}
     assert {"docs/**/*", "tests/**/*"} <= sdist
+
+
+def test_the_wheel_takes_the_vectors_from_the_build_not_from_a_second_copy() -> None:
+    maturin = toml("pyproject.toml")["tool"]["maturin"]  # type: ignore[index]
+    from_build = [entry for entry in maturin["include"] if entry.get("from") == "out-dir"]
+    assert from_build == [{"path": "vectors/*", "from": "out-dir", "to": "runcontext/"}]
+    build_script = (ROOT / "rust" / "python" / "build.rs").read_text(encoding="utf-8")
+    assert '"../../docs/vectors"' in build_script and '.join("vectors")' in build_script
+    requires = toml("pyproject.toml")["build-system"]["requires"]  # type: ignore[index]
+    assert requires == ["maturin>=1.12,<2"]  # the first with `include` from `out-dir`

@@ -1,5 +1,5 @@
-"""The conformance vectors ship inside the package, identical to docs/vectors, and
-``runcontext verify-vectors`` with no path checks this installation against all of them."""
+"""The conformance vectors ship inside the package, copied from docs/vectors at build time,
+and ``runcontext verify-vectors`` with no path checks this installation against all of them."""
 
 from __future__ import annotations
 
@@ -10,18 +10,34 @@ import pytest
 from runcontext import cli
 from runcontext.conformance import BUNDLED_VECTORS_DIR, bundled_vectors
 
-DOCS_VECTORS = Path(__file__).resolve().parent.parent / "docs" / "vectors"
+from gitutil import git
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS_VECTORS = ROOT / "docs" / "vectors"
+
+
+def test_docs_vectors_is_the_one_committed_copy() -> None:
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout (an unpacked sdist: .ci/packaging.sh checks it)")
+    assert git(ROOT, "ls-files", "--", "python/runcontext/vectors") == ""
+    # What an editable install copies there stays out of git.
+    assert git(ROOT, "check-ignore", "python/runcontext/vectors/jcs.json") == (
+        "python/runcontext/vectors/jcs.json"
+    )
+    assert git(ROOT, "ls-files", "--", "docs/vectors/jcs.json") == "docs/vectors/jcs.json"
 
 
 def test_the_package_ships_every_vectors_file_of_docs_byte_for_byte() -> None:
     if not DOCS_VECTORS.is_dir():
         pytest.skip("not a source tree (docs/vectors absent)")
     expected = sorted(p.name for p in DOCS_VECTORS.iterdir() if p.suffix in (".json", ".txt"))
-    assert [p.name for p in bundled_vectors()] == expected, "run `make package-vectors`"
+    assert [p.name for p in bundled_vectors()] == expected, (
+        "rebuild: `pip install -e .` copies docs/vectors into the package"
+    )
     for name in expected:
         assert (BUNDLED_VECTORS_DIR / name).read_bytes() == (DOCS_VECTORS / name).read_bytes(), (
             f"python/runcontext/vectors/{name} differs from docs/vectors/{name}: "
-            "run `make package-vectors`"
+            "rebuild (`pip install -e .` copies docs/vectors into the package)"
         )
 
 

@@ -1,4 +1,4 @@
-"""A RunContext holds the caller's strings, not copies of them (issue 13)."""
+"""A RunContext holds the caller's strings, not copies of them."""
 
 from __future__ import annotations
 

@@ -325,8 +325,8 @@ def _is_number_lines(text: str) -> bool:
     return _NUMBER_LINE.match(text) is not None
 
 
-# The vectors this package was built with: copies of docs/vectors/*.json and *.txt, shipped as
-# package data (`make vectors` refreshes them; tests/test_packaging_vectors.py checks they match).
+# The vectors this package was built with: docs/vectors/*.json and *.txt, copied into the
+# package at build time (rust/python/build.rs; an editable install copies them here too).
 BUNDLED_VECTORS_DIR = Path(__file__).resolve().parent / "vectors"
 _VECTOR_SUFFIXES = (".json", ".txt")
 

@@ -1,6 +1,6 @@
 """A file store names its file as ``pathlib.Path`` prints it, with or without pathlib: the
 store skips the import for a path already in that form (`runcontext log` starts without
-pathlib, issue 13), and error messages, ``Session.path`` and the core's messages must not
+pathlib), and error messages, ``Session.path`` and the core's messages must not
 change with it. pathlib itself is the oracle."""
 
 from __future__ import annotations

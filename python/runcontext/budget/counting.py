@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from runcontext._checks import check_context
 from runcontext._core import RunContext, canonical_json, digest
-from runcontext._splice import check_context
 from runcontext.budget.counts import Quality, RequestCount
 from runcontext.budget.usage import MAX_TOKEN_COUNT, Usage, check_token_count
 from runcontext.errors import CanonicalJSONError

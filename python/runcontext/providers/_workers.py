@@ -26,16 +26,9 @@ import threading
 import time
 import types
 from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, NamedTuple, TypeGuard
 
-from runcontext.providers.base import Contribution
-
-TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
-if TYPE_CHECKING:
-    from typing import NamedTuple, TypeGuard
-
-    from runcontext.providers.base import Provider
-else:
-    from runcontext._named import NamedTuple
+from runcontext.providers.base import Contribution, Provider
 
 if TYPE_CHECKING:  # at run time asyncio is imported by the functions that use it
     import asyncio

@@ -33,12 +33,8 @@ from runcontext.providers._workers import (
     collect_all,
     is_coroutine_function,
 )
-from runcontext.providers.base import Diagnostic, Pairs
+from runcontext.providers.base import Diagnostic, Pairs, Provider
 from runcontext.providers.redact import REVISION as REDACTION_REVISION
-
-TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
-if TYPE_CHECKING:
-    from runcontext.providers.base import Provider
 
 __all__ = ["BUILDER_REVISION", "ContextBuilder"]
 

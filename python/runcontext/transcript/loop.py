@@ -20,8 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from runcontext._checks import check_context, check_messages
 from runcontext._core import RunContext
-from runcontext._splice import check_context, check_messages, splice
+from runcontext._splice import splice
 from runcontext.budget.counting import RequestCounter
 from runcontext.budget.counts import RequestCount
 from runcontext.budget.limits import Budget, BudgetExceededError, Spent

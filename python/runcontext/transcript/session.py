@@ -29,6 +29,7 @@ import weakref
 from _collections_abc import Mapping
 from _thread import RLock
 
+from runcontext._checks import check_context, check_message, check_messages
 from runcontext._core import (
     DEFAULT_MAX_LINE_BYTES,
     RunContext,
@@ -37,7 +38,6 @@ from runcontext._core import (
     digest_bytes,
     json_value,
 )
-from runcontext._splice import check_context, check_message, check_messages
 from runcontext.errors import CanonicalJSONError, RunContextError
 from runcontext.section import Section
 from runcontext.transcript._records import (

@@ -29,7 +29,7 @@ def test_runcontext_imports_no_framework_sdk_or_driver() -> None:
     code = (
         "import sys, runcontext, runcontext.integrations, runcontext.adapters\n"
         "for name in runcontext.__all__: getattr(runcontext, name)\n"
-        "import runcontext.budget, runcontext.counters, runcontext.keyed, runcontext.providers\n"
+        "import runcontext.budget, runcontext.tokenizers, runcontext.keyed, runcontext.providers\n"
         f"print([m for m in {FRAMEWORKS + OPTIONAL!r} if m in sys.modules])\n"
     )
     result = run(code)

@@ -24,7 +24,6 @@ import os
 import queue
 import threading
 import time
-import types
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple, TypeGuard
 
@@ -240,7 +239,7 @@ async def acollect_all(
     that swallows the cancellation keeps running, but its result is discarded); sync
     providers run in worker threads as in :func:`collect_all`.
     """
-    import asyncio  # on first use: the CLI starts without it
+    import asyncio  # on first use: a sync build runs without it
 
     loop = asyncio.get_running_loop()
     slots: list[asyncio.Future[Result] | StillRunning] = []
@@ -299,7 +298,7 @@ _LATE = object()  # what _bounded returns when the deadline passed first
 async def _bounded(awaitable: Awaitable[object], deadline: float) -> object:
     # Not asyncio.wait_for: a TimeoutError the provider raises itself must stay an error,
     # as it is under abuild(), and not pass for the deadline.
-    import asyncio  # on first use: the CLI starts without it
+    import asyncio  # on first use: a sync build runs without it
 
     task = asyncio.ensure_future(awaitable)
     done, _ = await asyncio.wait({task}, timeout=max(deadline - time.monotonic(), 0.0))
@@ -307,26 +306,6 @@ async def _bounded(awaitable: Awaitable[object], deadline: float) -> object:
         task.cancel()
         return _LATE
     return task.result()
-
-
-_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE: the code object of an `async def`
-
-
-def is_coroutine_function(function: object) -> bool:
-    """``inspect.iscoroutinefunction(function)``, without importing ``inspect`` (and the
-    ast, dis and tokenize modules it imports: a third of ``runcontext show``'s start-up)
-    for what a provider's ``collect`` almost always is, a plain function or method of one.
-
-    For those the answer is the code object's coroutine flag, as ``inspect`` reads it, unless
-    the function carries the mark of ``inspect.markcoroutinefunction``: anything else
-    (a partial, a marked function, a callable object) is left to ``inspect`` itself.
-    """
-    plain = function.__func__ if type(function) is types.MethodType else function
-    if type(plain) is types.FunctionType and not hasattr(plain, "_is_coroutine_marker"):
-        return bool(plain.__code__.co_flags & _CO_COROUTINE)
-    import inspect
-
-    return inspect.iscoroutinefunction(function)
 
 
 def _is_awaitable(value: object) -> TypeGuard[Awaitable[object]]:
@@ -344,7 +323,7 @@ def _call(provider: Provider, deadline: float) -> Outcome | None:
     try:
         result: object = provider.collect(deadline)
         if _is_awaitable(result):
-            import asyncio  # only for an async provider: `runcontext show` starts without it
+            import asyncio  # only for an async provider: a sync build runs without it
 
             # An async provider under collect_all(): a private loop, cancelled at the deadline.
             result = asyncio.run(_bounded(result, deadline))
@@ -356,7 +335,7 @@ def _call(provider: Provider, deadline: float) -> Outcome | None:
 
 
 async def _acall(provider: Provider, deadline: float, finish: Finish) -> Result:
-    import asyncio  # on first use: the CLI starts without it
+    import asyncio  # on first use: a sync build runs without it
 
     outcome: Outcome
     try:

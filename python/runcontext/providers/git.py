@@ -484,7 +484,7 @@ _KEPT_GIT_ENV = frozenset(
 
 def count_changes(root: str | os.PathLike[str], timeout: float) -> int:
     """Paths ``git status`` reports as changed or untracked; raises ``OSError``/``TimeoutError``."""
-    import signal  # only with --git-dirty: `runcontext show` starts without them
+    import signal  # only for the dirty count, which is off by default
     import subprocess
 
     env = {

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import inspect
 import os
 import queue
 import threading
@@ -27,7 +28,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple, TypeGuard
 
-from runcontext.providers.base import Contribution, Provider
+from runcontext.providers.base import Provider
 
 if TYPE_CHECKING:  # at run time asyncio is imported by the functions that use it
     import asyncio
@@ -309,12 +310,6 @@ async def _bounded(awaitable: Awaitable[object], deadline: float) -> object:
 
 
 def _is_awaitable(value: object) -> TypeGuard[Awaitable[object]]:
-    """``inspect.isawaitable(value)``; ``None`` and a Contribution, what a plain collect
-    returns, without importing ``inspect``."""
-    if value is None or type(value) is Contribution:
-        return False
-    import inspect
-
     return inspect.isawaitable(value)
 
 

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from runcontext.providers.builder import ContextBuilder
     from runcontext.transcript import Loop, Session, TranscriptError
 
-# The names below load on first use (PEP 562), so that `import runcontext` costs the core
-# alone: the builder brings in asyncio, threads and subprocesses, the transcript its stores.
+# The names below load on first use (PEP 562): a program that only builds a RunContext does
+# not pay for the builder, its providers and workers, the transcript's stores or the adapters.
 # name -> the module that defines it ("adapters" is a module itself).
 _LAZY = {
     "adapters": "runcontext.adapters",

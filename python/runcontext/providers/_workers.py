@@ -55,8 +55,8 @@ Result = object
 class DaemonPool:
     """Reusable daemon worker threads, grown on demand and never joined.
 
-    Starting a thread per provider per run costs about 50-100 µs each; reusing idle workers
-    keeps the builder's own overhead small. A worker stuck in a hung provider is simply not
+    Reusing idle workers instead of starting a thread per provider per run keeps the
+    builder's own overhead small. A worker stuck in a hung provider is simply not
     idle, so the next submit starts another (at most one per provider: see Flights). Idle
     workers exit after ``idle_timeout``. ``max_workers`` is the backstop for callers that
     make a new hung provider object every run: past it, submit raises RuntimeError, which

@@ -12,7 +12,6 @@ by default, with the overrides described in docs/PROVIDERS.md.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import re
 import stat
@@ -119,25 +118,6 @@ def _owned_by_another_user(path: str, info: os.stat_result) -> None:
 # name)`, and messages read as before; the public API returns Paths.
 
 
-def _parts(directory: str) -> int:
-    """``len(Path(directory).parts)`` of a normalised absolute path."""
-    if directory.startswith("//"):  # POSIX keeps an initial `//`: pathlib's root then
-        return len(Path(directory).parts)
-    return 1 if directory == "/" else directory.count("/") + 1
-
-
-def _is_dir(path: str) -> bool:
-    """``Path(path).is_dir()``: the errors it takes for "no" are the only ones ignored."""
-    try:
-        return stat.S_ISDIR(os.stat(path).st_mode)
-    except OSError as error:
-        if error.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
-            raise
-        return False
-    except ValueError:
-        return False
-
-
 def _ceiling_depth(directory: str) -> int:
     """How many path parts the walk up from ``directory`` may not go to or above.
 
@@ -225,7 +205,7 @@ def _nearest_dot_git(
     ``stat`` of a path costs one lookup per component: 2 000 levels walked up by path cost
     2 000 x 2 000 lookups (0.4 s), walked down by descriptor 2 x 2 000.
     """
-    if _parts(directory) <= _DEEP or not {os.open, os.stat} <= os.supports_dir_fd:
+    if len(Path(directory).parts) <= _DEEP or not {os.open, os.stat} <= os.supports_dir_fd:
         # A real tree: walking up by path stops at the first .git, usually within a few
         # levels, for fewer system calls than opening every level from the top.
         return _nearest_by_path(directory, ceiling, deadline)
@@ -267,7 +247,7 @@ def _nearest_by_path(
 ) -> tuple[str, os.stat_result | OSError] | None:
     """:func:`_nearest_dot_git` by walking up with paths: for short paths, or no ``dir_fd``."""
     candidate = directory
-    depth = total = _parts(directory)
+    depth = total = len(Path(directory).parts)
     while True:
         if candidate != directory and depth <= ceiling:
             return None
@@ -438,7 +418,7 @@ def read_head(repo: Repository, deadline: float | None = None) -> Head:
 
 
 def _read_head(git_dir: str, common_dir: str, deadline: float | None) -> Head:
-    if _is_dir(os.path.join(common_dir, "reftable")):
+    if Path(common_dir, "reftable").is_dir():
         # The reftable backend (git 2.45+) stores refs in a binary format; HEAD then holds
         # the placeholder `ref: refs/heads/.invalid`. Better no fact than a wrong one.
         raise GitReadError("the repository uses the reftable ref format, which is not read")

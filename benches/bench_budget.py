@@ -123,7 +123,7 @@ def real_tokenizer() -> Tokenizer:
                 del os.environ["TIKTOKEN_CACHE_DIR"]
             else:
                 os.environ["TIKTOKEN_CACHE_DIR"] = cache
-    from runcontext.counters import tiktoken_counter
+    from runcontext.tokenizers import tiktoken_counter
 
     encoding = tiktoken.Encoding(**spec)
     return Tokenizer(

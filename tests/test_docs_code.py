@@ -77,7 +77,7 @@ PUBLIC_MODULES = [
     "runcontext.adapters.replies",
     "runcontext.adapters.streams",
     "runcontext.budget",
-    "runcontext.counters",
+    "runcontext.tokenizers",
     "runcontext.providers",
     "runcontext.transcript",
     "runcontext.transcript.stores",

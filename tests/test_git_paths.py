@@ -1,29 +1,12 @@
-"""The git provider's str paths agree with the pathlib operations they replace."""
+"""The git provider's walks on str paths agree with pathlib's answers."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from runcontext.providers.git import _ceiling_depth, _is_dir, _locate, _parts, find_repository
-
-
-@pytest.mark.parametrize(
-    "directory", ["/", "/a", "/a/b/c", "//", "//a", "//a/b", "///a", "/a b/ü/..x", "/.git"]
-)
-def test_parts_is_pathlibs(directory: str) -> None:
-    normalised = os.path.abspath(directory)
-    assert _parts(normalised) == len(Path(normalised).parts)
-
-
-def test_is_dir_is_pathlibs(tmp_path: Path) -> None:
-    (tmp_path / "file").write_text("x")
-    (tmp_path / "loop").symlink_to(tmp_path / "loop")
-    for name in ("", "file", "missing", "file/below", "loop", "bad\x00name"):
-        path = os.path.join(tmp_path, name)
-        assert _is_dir(path) == Path(path).is_dir(), name
+from runcontext.providers.git import _ceiling_depth, _locate, find_repository
 
 
 def test_ceiling_depth_is_pathlibs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from runcontext import RunContext, adapters
-from runcontext.budget.counting import MESSAGE_OVERHEAD
-from runcontext.counters import tiktoken_counter
+from runcontext.budget.calibration import MESSAGE_OVERHEAD
+from runcontext.tokenizers import tiktoken_counter
 from runcontext.transcript.loop import Loop, RunOutcome
 from runcontext.transcript.session import (
     ConversationMismatchError,

@@ -29,10 +29,7 @@ from runcontext.providers.redact import redact
 
 
 def compiled(name: str, value: object) -> Iterator[tuple[str, re.Pattern[str]]]:
-    """Every pattern in a module attribute, however nested in tuples and dicts; a pattern
-    the module compiles on first use is compiled here, so every one is checked."""
-    if isinstance(value, module._Lazy):
-        value = value.compiled()
+    """Every pattern in a module attribute, however nested in tuples and dicts."""
     if isinstance(value, re.Pattern):
         yield name, value
     elif isinstance(value, tuple | list):
@@ -70,14 +67,6 @@ def unbounded_greedy(parsed: Any) -> Iterator[str]:
 def test_the_patterns_are_found() -> None:
     assert len(PATTERNS) >= 60 and "_KEY_SCANS[0]" in PATTERNS and "_PEM" in PATTERNS
     assert "_SEPARATED_KINDS[0][1]" in PATTERNS and "_WORD_BEFORE[107]" in PATTERNS
-
-
-def test_a_lazy_pattern_is_the_pattern_it_stands_for() -> None:
-    # Compiled on first use, with the same source and the same matches as re.compile's.
-    lazy = module._Lazy(r"ab++c")
-    assert "_compiled" not in vars(lazy) and lazy.pattern == "ab++c"
-    assert lazy.fullmatch("abbc") is not None and lazy.search("xabc").span() == (1, 4)
-    assert lazy.compiled() is re.compile(r"ab++c") and lazy.groupindex == {}
 
 
 @pytest.mark.parametrize("name", sorted(PATTERNS))

@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from runcontext import RunContext
-from runcontext._splice import check_context, check_messages, splice
+from runcontext._checks import check_context, check_messages
+from runcontext._splice import splice
 
 HEAD = [("instructions", "You are a careful assistant.")]
 FACTS = [("clock", "2025-06-01T09:00:00Z"), ("branch", "main")]

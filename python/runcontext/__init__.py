@@ -13,9 +13,9 @@ do: :mod:`runcontext.adapters` (request bodies per provider API), :mod:`runconte
 
 from __future__ import annotations
 
-import sys as _sys
+import importlib
+from typing import TYPE_CHECKING
 
-# The core is imported eagerly: it is what almost every caller needs, and it is cheap.
 from runcontext._core import (
     FORMAT_VERSION,
     MAX_DEPTH,
@@ -29,15 +29,6 @@ from runcontext._core import (
 from runcontext._splice import splice
 from runcontext.errors import CanonicalJSONError, RunContextError
 
-# Not `typing.TYPE_CHECKING`: importing typing (and the re, functools and collections it pulls
-# in) would be most of `import runcontext`'s time. Type checkers treat any name TYPE_CHECKING
-# as true.
-TYPE_CHECKING = False
-
-# The rest loads on first use (PEP 562): the builder pulls in asyncio, concurrent.futures and
-# subprocess, which tripled the import time of a program that only builds a RunContext. The
-# imports under TYPE_CHECKING give type checkers and IDEs the real names; __getattr__ is hidden
-# from them so that a misspelt name is still an error.
 if TYPE_CHECKING:
     from runcontext import adapters
     from runcontext.fingerprint import request_fingerprint
@@ -45,6 +36,8 @@ if TYPE_CHECKING:
     from runcontext.providers.builder import ContextBuilder
     from runcontext.transcript import Loop, Session, TranscriptError
 
+# The names below load on first use (PEP 562): a program that only builds a RunContext does
+# not pay for the builder, its providers and workers, the transcript's stores or the adapters.
 # name -> the module that defines it ("adapters" is a module itself).
 _LAZY = {
     "adapters": "runcontext.adapters",
@@ -56,70 +49,21 @@ _LAZY = {
     "TranscriptError": "runcontext.transcript",
 }
 
-# Names the top level exported before 0.2 -> where they live now; asking for one says so.
-_MOVED = {
-    "Section": "runcontext.section",
-    **dict.fromkeys(
-        (
-            "DuplicateKeyError",
-            "InvalidNumberError",
-            "InvalidStringError",
-            "JSONSyntaxError",
-            "NestingTooDeepError",
-            "RunContextTypeError",
-            "RunContextValueError",
-            "UnsupportedTypeError",
-        ),
-        "runcontext.errors",
-    ),
-    **dict.fromkeys(
-        (
-            "ClockProvider",
-            "Contribution",
-            "CwdProvider",
-            "Diagnostic",
-            "GitProvider",
-            "InstructionsProvider",
-            "PlatformProvider",
-            "Provider",
-        ),
-        "runcontext.providers",
-    ),
-    **dict.fromkeys(
-        (
-            "TRANSCRIPT_VERSION",
-            "ConversationMismatchError",
-            "Run",
-            "RunOutcome",
-            "SeedMismatchError",
-            "TornTail",
-            "TornTranscriptError",
-            "TornTranscriptWarning",
-            "TranscriptDigestError",
-            "TranscriptFormatError",
-            "TranscriptVersionError",
-        ),
-        "runcontext.transcript",
-    ),
-}
 
-if not TYPE_CHECKING:
+if not TYPE_CHECKING:  # type checkers see the imports above: a misspelt name stays an error
 
     def __getattr__(name: str) -> object:
-        module_name = _LAZY.get(name)
-        if module_name is None:
-            moved = _MOVED.get(name)
-            hint = f"; it moved to {moved}: from {moved} import {name}" if moved else ""
-            raise AttributeError(f"module 'runcontext' has no attribute {name!r}{hint}")
-        __import__(module_name)  # the builtin: importlib would add the warnings module
-        module = _sys.modules[module_name]
+        if name not in _LAZY:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module = importlib.import_module(_LAZY[name])
         value = module if name == "adapters" else getattr(module, name)
         globals()[name] = value  # later lookups skip __getattr__
         return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    """The public names (``__all__``) and the module's dunders, nothing private."""
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})
 
 
 __all__ = [

@@ -9,24 +9,12 @@ DerivedCoreProperties.txt (tag characters, zero-width characters, variation sele
 fillers and the reserved ranges a renderer must not draw either).
 
 Text that is ASCII and printable once its newlines and tabs are taken out holds none of
-them, and :func:`holds_invisible` says so at C speed. The patterns are compiled when first
-used, which such text never needs.
+them, and :func:`holds_invisible` says so at C speed, without a pattern.
 """
 
 from __future__ import annotations
 
 import re
-
-TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
-if TYPE_CHECKING:
-    # Compiled on first use (see __getattr__ below).
-    INVISIBLE: re.Pattern[str]
-    INVISIBLE_JSON_LEAVES: re.Pattern[str]
-    INVISIBLE_ONE: re.Pattern[str]
-    INVISIBLE_BMP: re.Pattern[str]
-    INVISIBLE_ASTRAL: re.Pattern[str]
-    ASTRAL: re.Pattern[str]
-    TAG_RUN: re.Pattern[str]
 
 __all__ = [
     "ASTRAL",
@@ -118,6 +106,14 @@ SOURCES = {
     "TAG_RUN": f"[{_code(TAGS[0])}-{_code(TAGS[1])}]+",
 }
 
+INVISIBLE = re.compile(SOURCES["INVISIBLE"])
+INVISIBLE_ONE = re.compile(SOURCES["INVISIBLE_ONE"])
+INVISIBLE_JSON_LEAVES = re.compile(SOURCES["INVISIBLE_JSON_LEAVES"])
+INVISIBLE_BMP = re.compile(SOURCES["INVISIBLE_BMP"])
+ASTRAL = re.compile(SOURCES["ASTRAL"])
+INVISIBLE_ASTRAL = re.compile(SOURCES["INVISIBLE_ASTRAL"])
+TAG_RUN = re.compile(SOURCES["TAG_RUN"])
+
 
 def decode_tags(run: str) -> str:
     """The ASCII a run of :data:`TAGS` spells, with ``\\`` and ``"`` escaped so that it can be
@@ -136,13 +132,12 @@ def what(code: int) -> str:
 
 def holds_invisible(text: str) -> bool:
     """Whether ``text`` holds a character of :data:`RANGES`, in a few nanoseconds a character
-    and without compiling anything for printable ASCII (the common AGENTS.md)."""
+    and without a pattern for printable ASCII (the common AGENTS.md)."""
     if text.isascii():
         return not text.replace("\n", "").replace("\t", "").isprintable()
-    found = _pattern("INVISIBLE_BMP").search(text)
-    return found is not None or (
-        _pattern("ASTRAL").search(text) is not None  # emoji, CJK extensions, tags, …
-        and _pattern("INVISIBLE_ASTRAL").search(text) is not None
+    return INVISIBLE_BMP.search(text) is not None or (
+        ASTRAL.search(text) is not None  # emoji, CJK extensions, tags, …
+        and INVISIBLE_ASTRAL.search(text) is not None
     )
 
 
@@ -150,21 +145,6 @@ def pattern_for(text: str, *, tag_runs: bool) -> re.Pattern[str]:
     """The fastest pattern that finds every character of :data:`RANGES` in ``text``: the BMP
     class when ``text`` has no character beyond U+FFFF; else :data:`INVISIBLE` (tag runs as
     one match) or :data:`INVISIBLE_ONE` (one match a character)."""
-    if _pattern("ASTRAL").search(text) is None:
-        return _pattern("INVISIBLE_BMP")
-    return _pattern("INVISIBLE" if tag_runs else "INVISIBLE_ONE")
-
-
-def _pattern(name: str) -> re.Pattern[str]:
-    pattern: re.Pattern[str] | None = globals().get(name)
-    if pattern is None:
-        pattern = globals()[name] = re.compile(SOURCES[name])  # later lookups skip compiling
-    return pattern
-
-
-if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> re.Pattern[str]:
-        if name not in SOURCES:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        return _pattern(name)
+    if ASTRAL.search(text) is None:
+        return INVISIBLE_BMP
+    return INVISIBLE if tag_runs else INVISIBLE_ONE

@@ -9,9 +9,7 @@ fix it; the location is also available as attributes.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: `import runcontext` stays without typing (issue 13)
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 __all__ = [
     "CanonicalJSONError",

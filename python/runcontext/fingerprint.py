@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from runcontext._checks import check_context
 from runcontext._core import RunContext, digest
-from runcontext._splice import check_context
 
 __all__ = ["FINGERPRINT_VERSION", "request_fingerprint"]
 

@@ -1,5 +1,5 @@
-"""Importing runcontext imports no framework; an integration without its framework says which
-extra to install."""
+"""Importing runcontext imports no framework, SDK or driver; an integration without its
+framework says which extra to install."""
 
 from __future__ import annotations
 
@@ -9,17 +9,28 @@ import sys
 import pytest
 
 FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "pydantic_ai", "agents")
+# SDKs, drivers and the optional packages the extras install.
+OPTIONAL = (
+    "openai",
+    "anthropic",
+    "psycopg",
+    "psycopg_pool",
+    "tiktoken",
+    "opentelemetry",
+    "pydantic",
+)
 
 
 def run(code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
 
 
-def test_runcontext_imports_no_framework() -> None:
+def test_runcontext_imports_no_framework_sdk_or_driver() -> None:
     code = (
         "import sys, runcontext, runcontext.integrations, runcontext.adapters\n"
-        "runcontext.Session, runcontext.ContextBuilder\n"
-        f"print([m for m in {FRAMEWORKS!r} if m in sys.modules])\n"
+        "for name in runcontext.__all__: getattr(runcontext, name)\n"
+        "import runcontext.budget, runcontext.tokenizers, runcontext.keyed, runcontext.providers\n"
+        f"print([m for m in {FRAMEWORKS + OPTIONAL!r} if m in sys.modules])\n"
     )
     result = run(code)
     assert result.returncode == 0, result.stderr

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
+from runcontext._checks import check_context
 from runcontext._core import RunContext
-from runcontext._splice import check_context
 
 
 def check_choice(argument: str, value: object, choices: tuple[str, ...]) -> None:

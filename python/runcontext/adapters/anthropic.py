@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from runcontext._checks import check_messages
 from runcontext._core import MAX_DEPTH, RunContext
-from runcontext._splice import check_messages
 from runcontext.adapters._common import bad_role, check_choice, context_texts
 
 __all__ = ["ANTHROPIC_MAX_BREAKPOINTS", "anthropic_messages"]

@@ -19,10 +19,10 @@ the billed usage the stream carried, as a :class:`~runcontext.budget.Usage` in `
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
-from runcontext.adapters.replies import plain, without_nulls
+from runcontext._accumulator import Accumulator
+from runcontext.adapters.replies import openai_responses_reply, plain, without_nulls
 from runcontext.budget.usage import (
     Usage,
     anthropic_usage,
@@ -33,17 +33,7 @@ from runcontext.budget.usage import (
 __all__ = ["AnthropicStream", "OpenAIChatStream", "OpenAIResponsesStream"]
 
 
-class _Accumulator:
-    def add(self, event: Any) -> Any:
-        raise NotImplementedError
-
-    def feed(self, stream: Any) -> Iterator[Any]:
-        """Yield each event of ``stream`` after adding it."""
-        for event in stream:
-            yield self.add(event)
-
-
-class OpenAIChatStream(_Accumulator):
+class OpenAIChatStream(Accumulator):
     """Accumulates Chat Completions chunks of one choice into the ``assistant`` message."""
 
     def __init__(self, *, choice: int = 0) -> None:
@@ -118,7 +108,7 @@ class OpenAIChatStream(_Accumulator):
 _FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 
 
-class OpenAIResponsesStream(_Accumulator):
+class OpenAIResponsesStream(Accumulator):
     """Accumulates Responses API stream events into the output items.
 
     The items are taken from ``response.output_item.done`` events (each carries its whole
@@ -153,8 +143,6 @@ class OpenAIResponsesStream(_Accumulator):
     def items(self) -> list[dict[str, Any]]:
         """The output items: what :func:`~runcontext.adapters.replies.openai_responses_reply`
         returns for the same response, not streamed."""
-        from runcontext.adapters.replies import openai_responses_reply
-
         output = (
             self._completed
             if self._completed is not None
@@ -163,7 +151,7 @@ class OpenAIResponsesStream(_Accumulator):
         return openai_responses_reply({"output": output})
 
 
-class AnthropicStream(_Accumulator):
+class AnthropicStream(Accumulator):
     """Accumulates Anthropic Messages stream events into the ``assistant`` message."""
 
     def __init__(self) -> None:

@@ -14,15 +14,15 @@ docs/BUDGET.md is the specification.
 
 from __future__ import annotations
 
-from runcontext.budget.counting import (
+from runcontext.budget.calibration import (
     CALIBRATION_VERSION,
     MAX_CALIBRATED_SHAPES,
     MESSAGE_OVERHEAD,
     REQUEST_OVERHEAD,
     RequestCounter,
 )
-from runcontext.budget.counts import PARTS, QUALITIES, Quality, RequestCount
 from runcontext.budget.limits import Budget, BudgetExceededError, Price, Spent
+from runcontext.budget.request_count import PARTS, QUALITIES, Quality, RequestCount
 from runcontext.budget.usage import (
     MAX_TOKEN_COUNT,
     UnreadableUsageWarning,

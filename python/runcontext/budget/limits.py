@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from runcontext.budget.counts import PARTS, RequestCount
+from runcontext.budget.request_count import PARTS, RequestCount
 from runcontext.budget.usage import MAX_TOKEN_COUNT, Usage
 
 __all__ = ["Budget", "BudgetExceededError", "Price", "Spent"]

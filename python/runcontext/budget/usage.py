@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from runcontext._accumulator import Accumulator
+
 __all__ = [
     "MAX_TOKEN_COUNT",
     "UnreadableUsageWarning",
@@ -277,9 +279,7 @@ def read_usage(response: Any) -> Usage:
         if usage is None:
             raise ValueError("response: " + missing.format(status=_member(response, "status")))
         return usage
-    from runcontext.adapters.streams import _Accumulator
-
-    if isinstance(response, _Accumulator):
+    if isinstance(response, Accumulator):
         raise ValueError(
             f"response: the {type(response).__name__} has seen no usage yet; a Chat "
             'Completions stream carries it only with stream_options={"include_usage": True}, '

@@ -19,9 +19,9 @@ except ImportError as error:  # pragma: no cover - exercised by the import test 
 
     missing_extra("opentelemetry-api", "opentelemetry", error)
 
+from runcontext._checks import check_context
 from runcontext._core import RunContext, keyed_digest, keyed_digest_bytes
-from runcontext._splice import check_context
-from runcontext.budget.counts import RequestCount
+from runcontext.budget.request_count import RequestCount
 from runcontext.budget.usage import Usage
 from runcontext.providers.redact import redact
 from runcontext.transcript.session import Session

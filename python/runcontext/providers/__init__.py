@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from runcontext.providers.base import Contribution, Diagnostic
+from runcontext.providers.base import Contribution, Diagnostic, Provider
 from runcontext.providers.clock import ClockProvider
 from runcontext.providers.git import GitProvider
 from runcontext.providers.instructions import (
@@ -21,24 +21,6 @@ from runcontext.providers.instructions import (
     InstructionsProvider,
 )
 from runcontext.providers.system import CwdProvider, PlatformProvider
-
-TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
-if TYPE_CHECKING:
-    from runcontext.providers.base import Provider
-else:
-
-    def __getattr__(name: str) -> object:
-        # Provider, a typing.Protocol, loads on first use: see runcontext.providers.base.
-        if name == "Provider":
-            from runcontext.providers.base import Provider
-
-            globals()["Provider"] = Provider
-            return Provider
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), "Provider"})
-
 
 __all__ = [
     "ClockProvider",

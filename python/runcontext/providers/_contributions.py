@@ -23,17 +23,15 @@ import itertools
 import re
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from runcontext._core import RunContext
 from runcontext.providers.base import Contribution
 from runcontext.providers.redact import redact as redact_text
 
-TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
-if TYPE_CHECKING:
-    from typing import Any
-
-    # Entries as a provider returned them: RunContext checks their types.
-    _Unchecked = list[Any]
+# Entries as a provider returned them: RunContext checks their types.
+_Unchecked = list[Any]
 
 __all__ = ["FIELDS", "Checked", "Text", "check", "describe", "message_text", "resolve"]
 
@@ -47,47 +45,21 @@ _WORD = re.compile(r"\S+")
 FIELDS = (("facts", "fact"), ("head", "head section"), ("tail", "tail section"))
 
 
-class _Record:
-    """Plain records, compared and shown by their fields (no ``dataclasses``: see
-    runcontext.providers._records); never changed after ``__init__``, by convention."""
-
-    __slots__: tuple[str, ...] = ()
-
-    def _values(self) -> tuple[object, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            assert isinstance(other, _Record)
-            return self._values() == other._values()
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"{type(self).__qualname__}({fields})"
-
-
-class Text(_Record):
+@dataclass(frozen=True, slots=True)
+class Text:
     """A checked text: ``raw`` as the provider gave it, ``redacted`` when already computed.
 
     ``found`` counts the secrets ``redacted`` replaced, by kind. For a diagnostic message,
     ``raw`` is the collapsed window the message is cut from.
     """
 
-    __slots__ = ("raw", "redacted", "found")  # noqa: RUF023 (the fields in order)
-
-    def __init__(
-        self, raw: str, redacted: str | None = None, found: tuple[tuple[str, int], ...] = ()
-    ) -> None:
-        self.raw = raw
-        self.redacted = redacted
-        self.found = found
+    raw: str
+    redacted: str | None = None
+    found: tuple[tuple[str, int], ...] = ()
 
 
-class Checked(_Record):
+@dataclass(frozen=True, slots=True)
+class Checked:
     """What one collect came to, as plain data the caller's thread can assemble at once.
 
     ``failure`` is ``(kind, message)`` when the contribution is left out; ``notes`` are the
@@ -97,21 +69,11 @@ class Checked(_Record):
     bound it was read under.
     """
 
-    __slots__ = ("bound", "failure", "notes", "entries", "size")  # noqa: RUF023 (the fields in order)
-
-    def __init__(
-        self,
-        bound: int,
-        failure: tuple[str, Text] | None = None,
-        notes: tuple[tuple[str, Text], ...] = (),
-        entries: tuple[tuple[int, str, Text], ...] = (),
-        size: int = 0,
-    ) -> None:
-        self.bound = bound
-        self.failure = failure
-        self.notes = notes
-        self.entries = entries
-        self.size = size
+    bound: int
+    failure: tuple[str, Text] | None = None
+    notes: tuple[tuple[str, Text], ...] = ()
+    entries: tuple[tuple[int, str, Text], ...] = ()
+    size: int = 0
 
 
 class _TooLarge(Exception):

@@ -32,7 +32,7 @@ __all__ = [
     "read_regular",
 ]
 
-CHUNK = 64 * 1024  # one os.read: about 10-30 µs from the page cache
+CHUNK = 64 * 1024  # one os.read
 _FLAGS = (
     os.O_RDONLY
     | getattr(os, "O_NONBLOCK", 0)

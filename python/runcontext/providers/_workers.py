@@ -20,22 +20,15 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import inspect
 import os
 import queue
 import threading
 import time
-import types
 from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, NamedTuple, TypeGuard
 
-from runcontext.providers.base import Contribution
-
-TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
-if TYPE_CHECKING:
-    from typing import NamedTuple, TypeGuard
-
-    from runcontext.providers.base import Provider
-else:
-    from runcontext._named import NamedTuple
+from runcontext.providers.base import Provider
 
 if TYPE_CHECKING:  # at run time asyncio is imported by the functions that use it
     import asyncio
@@ -62,8 +55,8 @@ Result = object
 class DaemonPool:
     """Reusable daemon worker threads, grown on demand and never joined.
 
-    Starting a thread per provider per run costs about 50-100 µs each; reusing idle workers
-    keeps the builder's own overhead small. A worker stuck in a hung provider is simply not
+    Reusing idle workers instead of starting a thread per provider per run keeps the
+    builder's own overhead small. A worker stuck in a hung provider is simply not
     idle, so the next submit starts another (at most one per provider: see Flights). Idle
     workers exit after ``idle_timeout``. ``max_workers`` is the backstop for callers that
     make a new hung provider object every run: past it, submit raises RuntimeError, which
@@ -247,7 +240,7 @@ async def acollect_all(
     that swallows the cancellation keeps running, but its result is discarded); sync
     providers run in worker threads as in :func:`collect_all`.
     """
-    import asyncio  # on first use: the CLI starts without it
+    import asyncio  # on first use: a sync build runs without it
 
     loop = asyncio.get_running_loop()
     slots: list[asyncio.Future[Result] | StillRunning] = []
@@ -306,7 +299,7 @@ _LATE = object()  # what _bounded returns when the deadline passed first
 async def _bounded(awaitable: Awaitable[object], deadline: float) -> object:
     # Not asyncio.wait_for: a TimeoutError the provider raises itself must stay an error,
     # as it is under abuild(), and not pass for the deadline.
-    import asyncio  # on first use: the CLI starts without it
+    import asyncio  # on first use: a sync build runs without it
 
     task = asyncio.ensure_future(awaitable)
     done, _ = await asyncio.wait({task}, timeout=max(deadline - time.monotonic(), 0.0))
@@ -316,33 +309,7 @@ async def _bounded(awaitable: Awaitable[object], deadline: float) -> object:
     return task.result()
 
 
-_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE: the code object of an `async def`
-
-
-def is_coroutine_function(function: object) -> bool:
-    """``inspect.iscoroutinefunction(function)``, without importing ``inspect`` (and the
-    ast, dis and tokenize modules it imports: a third of ``runcontext show``'s start-up)
-    for what a provider's ``collect`` almost always is, a plain function or method of one.
-
-    For those the answer is the code object's coroutine flag, as ``inspect`` reads it, unless
-    the function carries the mark of ``inspect.markcoroutinefunction``: anything else
-    (a partial, a marked function, a callable object) is left to ``inspect`` itself.
-    """
-    plain = function.__func__ if type(function) is types.MethodType else function
-    if type(plain) is types.FunctionType and not hasattr(plain, "_is_coroutine_marker"):
-        return bool(plain.__code__.co_flags & _CO_COROUTINE)
-    import inspect
-
-    return inspect.iscoroutinefunction(function)
-
-
 def _is_awaitable(value: object) -> TypeGuard[Awaitable[object]]:
-    """``inspect.isawaitable(value)``; ``None`` and a Contribution, what a plain collect
-    returns, without importing ``inspect``."""
-    if value is None or type(value) is Contribution:
-        return False
-    import inspect
-
     return inspect.isawaitable(value)
 
 
@@ -351,7 +318,7 @@ def _call(provider: Provider, deadline: float) -> Outcome | None:
     try:
         result: object = provider.collect(deadline)
         if _is_awaitable(result):
-            import asyncio  # only for an async provider: `runcontext show` starts without it
+            import asyncio  # only for an async provider: a sync build runs without it
 
             # An async provider under collect_all(): a private loop, cancelled at the deadline.
             result = asyncio.run(_bounded(result, deadline))
@@ -363,7 +330,7 @@ def _call(provider: Provider, deadline: float) -> Outcome | None:
 
 
 async def _acall(provider: Provider, deadline: float, finish: Finish) -> Result:
-    import asyncio  # on first use: the CLI starts without it
+    import asyncio  # on first use: a sync build runs without it
 
     outcome: Outcome
     try:

@@ -10,25 +10,16 @@ provider raises, returns or fails to return in time, the builder turns into a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from reprlib import recursive_repr
-
-from runcontext.providers._records import DataclassAttribute, frozen
-
-TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
-if TYPE_CHECKING:
-    from dataclasses import Field
-    from typing import Any, ClassVar, NamedTuple
-
-    from runcontext.providers._provider import Provider
-else:
-    from runcontext._named import NamedTuple
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol, runtime_checkable
 
 __all__ = ["Contribution", "Diagnostic", "Pairs", "Provider"]
 
 Pairs = Sequence[tuple[str, str | None]]
 
 
+@dataclass(frozen=True, slots=True)
 class Contribution:
     """What one provider adds to a run.
 
@@ -39,65 +30,10 @@ class Contribution:
     provider wants the caller to see, e.g. ``("truncated", "...")``; they never fail the run.
     """
 
-    # Written out as @dataclass(frozen=True, slots=True) would generate it (same methods,
-    # pickles and dataclasses.fields): see runcontext.providers._records for why.
-    __slots__ = ("facts", "head", "tail", "diagnostics")  # noqa: RUF023 (the fields in order)
-    __match_args__ = ("facts", "head", "tail", "diagnostics")
-    __dataclass_fields__: ClassVar[dict[str, Field[Any]]] = DataclassAttribute(
-        "__dataclass_fields__"
-    )  # type: ignore[assignment]
-    __dataclass_params__: ClassVar[Any] = DataclassAttribute("__dataclass_params__")
-
-    facts: Pairs
-    head: Pairs
-    tail: Pairs
-    diagnostics: Sequence[tuple[str, str]]
-
-    def __init__(
-        self,
-        facts: Pairs = (),
-        head: Pairs = (),
-        tail: Pairs = (),
-        diagnostics: Sequence[tuple[str, str]] = (),
-    ) -> None:
-        object.__setattr__(self, "facts", facts)
-        object.__setattr__(self, "head", head)
-        object.__setattr__(self, "tail", tail)
-        object.__setattr__(self, "diagnostics", diagnostics)
-
-    @recursive_repr()
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__qualname__}(facts={self.facts!r}, head={self.head!r}, "
-            f"tail={self.tail!r}, diagnostics={self.diagnostics!r})"
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            assert isinstance(other, Contribution)
-            return (self.facts, self.head, self.tail, self.diagnostics) == (
-                other.facts,
-                other.head,
-                other.tail,
-                other.diagnostics,
-            )
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.facts, self.head, self.tail, self.diagnostics))
-
-    def __setattr__(self, name: str, value: object) -> None:
-        frozen(self, name)
-
-    def __delattr__(self, name: str) -> None:
-        frozen(self, name, "delete")
-
-    def __getstate__(self) -> list[object]:
-        return [self.facts, self.head, self.tail, self.diagnostics]
-
-    def __setstate__(self, state: list[object]) -> None:
-        for name, value in zip(self.__slots__, state, strict=False):
-            object.__setattr__(self, name, value)
+    facts: Pairs = ()
+    head: Pairs = ()
+    tail: Pairs = ()
+    diagnostics: Sequence[tuple[str, str]] = ()
 
 
 class Diagnostic(NamedTuple):
@@ -116,14 +52,30 @@ class Diagnostic(NamedTuple):
         return f"{self.provider}: {self.kind}: {self.message}"
 
 
-if not TYPE_CHECKING:
+@runtime_checkable
+class Provider(Protocol):
+    """Anything with a ``name``, a ``revision`` and ``collect(deadline)``.
 
-    def __getattr__(name: str) -> object:
-        # Provider is a typing.Protocol, so it is defined where typing may be imported, on
-        # first use: no built-in provider or the builder needs it at run time.
-        if name == "Provider":
-            from runcontext.providers._provider import Provider
+    ``revision`` names the provider's behaviour (code version and options that change its
+    output): it enters the builder's revision and so every request fingerprint. Bump it
+    whenever the provider's output for the same environment could change.
 
-            globals()["Provider"] = Provider  # later lookups skip __getattr__
-            return Provider
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    Optionally, ``max_output_bytes`` (a positive int) says how many UTF-8 bytes of names and
+    values the provider may return when that is more than the builder's ``max_bytes``; the
+    builder then bounds this provider by it instead. ``InstructionsProvider`` declares one
+    so a large instructions budget is not refused as too large.
+    """
+
+    @property
+    def name(self) -> str:
+        """A unique name within a builder; diagnostics are keyed by it."""
+        ...
+
+    @property
+    def revision(self) -> str:
+        """A non-empty version string; a provider without one is refused by the builder."""
+        ...
+
+    def collect(self, deadline: float) -> Contribution | Awaitable[Contribution | None] | None:
+        """Collect what is true now; finish before ``deadline`` (``time.monotonic()``)."""
+        ...

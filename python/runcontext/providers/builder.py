@@ -17,6 +17,7 @@ scheduled. Assembling runs no provider code: everything it reads is plain data.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import time
 from collections.abc import Sequence
@@ -31,14 +32,9 @@ from runcontext.providers._workers import (
     StillRunning,
     acollect_all,
     collect_all,
-    is_coroutine_function,
 )
-from runcontext.providers.base import Diagnostic, Pairs
+from runcontext.providers.base import Diagnostic, Pairs, Provider
 from runcontext.providers.redact import REVISION as REDACTION_REVISION
-
-TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
-if TYPE_CHECKING:
-    from runcontext.providers.base import Provider
 
 __all__ = ["BUILDER_REVISION", "ContextBuilder"]
 
@@ -127,7 +123,7 @@ class ContextBuilder:
         static = RunContext(head_sections=head_sections, tail_sections=tail_sections)
         self._providers: tuple[Provider, ...] = tuple(providers)
         # Decided once: looking `collect` up runs the provider's code (it may be a property).
-        self._is_async = tuple(is_coroutine_function(p.collect) for p in providers)
+        self._is_async = tuple(inspect.iscoroutinefunction(p.collect) for p in providers)
         self._names = tuple(names)
         self._bounds = tuple(bounds)
         self._head = static.head_sections

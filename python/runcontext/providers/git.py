@@ -12,12 +12,12 @@ by default, with the overrides described in docs/PROVIDERS.md.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import re
 import stat
 import time
-from reprlib import recursive_repr
+from dataclasses import dataclass
+from pathlib import Path
 
 from runcontext.providers._files import (
     NotRegularFileError,
@@ -26,14 +26,7 @@ from runcontext.providers._files import (
     open_regular,
     read_regular,
 )
-from runcontext.providers._records import DataclassAttribute, frozen
 from runcontext.providers.base import Contribution
-
-TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
-if TYPE_CHECKING:
-    from dataclasses import Field
-    from pathlib import Path
-    from typing import Any, ClassVar
 
 __all__ = [
     "PACKED_REFS_BUDGET",
@@ -62,6 +55,7 @@ class GitReadError(Exception):
     """A repository whose files cannot be read as git writes them (the message says which)."""
 
 
+@dataclass(frozen=True, slots=True)
 class Repository:
     """Where a working tree's git files are.
 
@@ -69,100 +63,17 @@ class Repository:
     linked worktree, ``.git/worktrees/<name>``), ``common_dir`` holds the shared refs.
     """
 
-    # @dataclass(frozen=True, slots=True) written out: see runcontext.providers._records.
-    __slots__ = ("root", "git_dir", "common_dir")  # noqa: RUF023 (the fields in order)
-    __match_args__ = ("root", "git_dir", "common_dir")
-    __dataclass_fields__: ClassVar[dict[str, Field[Any]]] = DataclassAttribute(
-        "__dataclass_fields__"
-    )  # type: ignore[assignment]
-    __dataclass_params__: ClassVar[Any] = DataclassAttribute("__dataclass_params__")
-
     root: Path
     git_dir: Path
     common_dir: Path
 
-    def __init__(self, root: Path, git_dir: Path, common_dir: Path) -> None:
-        object.__setattr__(self, "root", root)
-        object.__setattr__(self, "git_dir", git_dir)
-        object.__setattr__(self, "common_dir", common_dir)
 
-    @recursive_repr()
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__qualname__}(root={self.root!r}, git_dir={self.git_dir!r}, "
-            f"common_dir={self.common_dir!r})"
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            assert isinstance(other, Repository)
-            return (self.root, self.git_dir, self.common_dir) == (
-                other.root,
-                other.git_dir,
-                other.common_dir,
-            )
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.root, self.git_dir, self.common_dir))
-
-    def __setattr__(self, name: str, value: object) -> None:
-        frozen(self, name)
-
-    def __delattr__(self, name: str) -> None:
-        frozen(self, name, "delete")
-
-    def __getstate__(self) -> list[object]:
-        return [self.root, self.git_dir, self.common_dir]
-
-    def __setstate__(self, state: list[object]) -> None:
-        for name, value in zip(self.__slots__, state, strict=False):
-            object.__setattr__(self, name, value)
-
-
+@dataclass(frozen=True, slots=True)
 class Head:
     """What HEAD says: ``branch`` is ``None`` when detached; ``commit`` ``None`` when unborn."""
 
-    # @dataclass(frozen=True, slots=True) written out: see runcontext.providers._records.
-    __slots__ = ("branch", "commit")
-    __match_args__ = ("branch", "commit")
-    __dataclass_fields__: ClassVar[dict[str, Field[Any]]] = DataclassAttribute(
-        "__dataclass_fields__"
-    )  # type: ignore[assignment]
-    __dataclass_params__: ClassVar[Any] = DataclassAttribute("__dataclass_params__")
-
     branch: str | None
     commit: str | None
-
-    def __init__(self, branch: str | None, commit: str | None) -> None:
-        object.__setattr__(self, "branch", branch)
-        object.__setattr__(self, "commit", commit)
-
-    @recursive_repr()
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(branch={self.branch!r}, commit={self.commit!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            assert isinstance(other, Head)
-            return (self.branch, self.commit) == (other.branch, other.commit)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.branch, self.commit))
-
-    def __setattr__(self, name: str, value: object) -> None:
-        frozen(self, name)
-
-    def __delattr__(self, name: str) -> None:
-        frozen(self, name, "delete")
-
-    def __getstate__(self) -> list[object]:
-        return [self.branch, self.commit]
-
-    def __setstate__(self, state: list[object]) -> None:
-        for name, value in zip(self.__slots__, state, strict=False):
-            object.__setattr__(self, name, value)
 
 
 def _read_small(path: str) -> bytes | None:
@@ -204,29 +115,7 @@ def _owned_by_another_user(path: str, info: os.stat_result) -> None:
 
 # The internal walks work on strings, which os.path.abspath and realpath have normalised
 # (no `.`, `..`, repeated or trailing slash): `os.path.join(a, name)` is then `str(Path(a) /
-# name)`, and messages read as before. pathlib (with urllib.parse and ipaddress, a tenth of
-# `runcontext show`'s start-up) is imported only where the public API returns a Path.
-
-
-def _parts(directory: str) -> int:
-    """``len(Path(directory).parts)`` of a normalised absolute path."""
-    if directory.startswith("//"):  # POSIX keeps an initial `//`: pathlib's root then
-        from pathlib import Path
-
-        return len(Path(directory).parts)
-    return 1 if directory == "/" else directory.count("/") + 1
-
-
-def _is_dir(path: str) -> bool:
-    """``Path(path).is_dir()``: the errors it takes for "no" are the only ones ignored."""
-    try:
-        return stat.S_ISDIR(os.stat(path).st_mode)
-    except OSError as error:
-        if error.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
-            raise
-        return False
-    except ValueError:
-        return False
+# name)`, and messages read as before; the public API returns Paths.
 
 
 def _ceiling_depth(directory: str) -> int:
@@ -242,9 +131,7 @@ def _ceiling_depth(directory: str) -> int:
     ]
     if not entries:
         return 0
-    from pathlib import Path  # rare: compared as git does, by path parts
-
-    depth = 0
+    depth = 0  # compared as git does, by path parts
     parents = Path(directory).parents
     for entry in entries:
         for ceiling in {Path(os.path.abspath(entry)), Path(os.path.realpath(entry))}:
@@ -266,8 +153,6 @@ def find_repository(
     found = _locate(start, deadline)
     if found is None:
         return None
-    from pathlib import Path
-
     root, git_dir, common_dir = found
     return Repository(root=Path(root), git_dir=Path(git_dir), common_dir=Path(common_dir))
 
@@ -320,12 +205,10 @@ def _nearest_dot_git(
     ``stat`` of a path costs one lookup per component: 2 000 levels walked up by path cost
     2 000 x 2 000 lookups (0.4 s), walked down by descriptor 2 x 2 000.
     """
-    if _parts(directory) <= _DEEP or not {os.open, os.stat} <= os.supports_dir_fd:
+    if len(Path(directory).parts) <= _DEEP or not {os.open, os.stat} <= os.supports_dir_fd:
         # A real tree: walking up by path stops at the first .git, usually within a few
         # levels, for fewer system calls than opening every level from the top.
         return _nearest_by_path(directory, ceiling, deadline)
-    from pathlib import Path  # more than _DEEP levels: rare, and the walk costs more
-
     parts = Path(directory).parts
     found: tuple[str, os.stat_result | OSError] | None = None
     try:
@@ -364,7 +247,7 @@ def _nearest_by_path(
 ) -> tuple[str, os.stat_result | OSError] | None:
     """:func:`_nearest_dot_git` by walking up with paths: for short paths, or no ``dir_fd``."""
     candidate = directory
-    depth = total = _parts(directory)
+    depth = total = len(Path(directory).parts)
     while True:
         if candidate != directory and depth <= ceiling:
             return None
@@ -535,7 +418,7 @@ def read_head(repo: Repository, deadline: float | None = None) -> Head:
 
 
 def _read_head(git_dir: str, common_dir: str, deadline: float | None) -> Head:
-    if _is_dir(os.path.join(common_dir, "reftable")):
+    if Path(common_dir, "reftable").is_dir():
         # The reftable backend (git 2.45+) stores refs in a binary format; HEAD then holds
         # the placeholder `ref: refs/heads/.invalid`. Better no fact than a wrong one.
         raise GitReadError("the repository uses the reftable ref format, which is not read")
@@ -581,7 +464,7 @@ _KEPT_GIT_ENV = frozenset(
 
 def count_changes(root: str | os.PathLike[str], timeout: float) -> int:
     """Paths ``git status`` reports as changed or untracked; raises ``OSError``/``TimeoutError``."""
-    import signal  # only with --git-dirty: `runcontext show` starts without them
+    import signal  # only for the dirty count, which is off by default
     import subprocess
 
     env = {

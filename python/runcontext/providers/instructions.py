@@ -22,8 +22,14 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
-import runcontext._controls as _controls
-from runcontext._controls import holds_invisible
+from runcontext._controls import (
+    INVISIBLE_BMP,
+    TAG_RUN,
+    decode_tags,
+    holds_invisible,
+    pattern_for,
+    what,
+)
 from runcontext._core import RunContext
 from runcontext.errors import RunContextError
 from runcontext.providers._files import chunks, open_regular
@@ -81,7 +87,7 @@ def _invisible_note(shown: str, body: str) -> str | None:
     if not holds_invisible(body):
         return None
     text = body.replace("\r\n", "\n")  # the same lines and columns, without CRLF's CR
-    pattern = _controls.pattern_for(text, tag_runs=False)
+    pattern = pattern_for(text, tag_runs=False)
     found = pattern.search(text)
     if found is None:
         return None
@@ -90,14 +96,14 @@ def _invisible_note(shown: str, body: str) -> str | None:
     line = text.count("\n", 0, first) + 1
     column = first - text.rfind("\n", 0, first)
     code = ord(text[first])
-    name = unicodedata.name(text[first], "") or f"({_controls.what(code)})"
+    name = unicodedata.name(text[first], "") or f"({what(code)})"
     note = (
         f"{shown}: {count} invisible or control character{'s' if count > 1 else ''}, the "
         f"first at line {line}, column {column}: U+{code:04X} {name}"
     )
-    runs = _controls.TAG_RUN.findall(text) if pattern is not _controls.INVISIBLE_BMP else []
+    runs = TAG_RUN.findall(text) if pattern is not INVISIBLE_BMP else []
     if runs:
-        decoded = _controls.decode_tags(runs[0][:_SPELLED])
+        decoded = decode_tags(runs[0][:_SPELLED])
         cut = "…" if len(runs[0]) > _SPELLED else ""
         more = f" and {len(runs) - 1} more run{'s' if len(runs) > 2 else ''}" if runs[1:] else ""
         note += f'; tag characters spell "{decoded}{cut}"{more}'

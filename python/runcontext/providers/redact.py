@@ -33,12 +33,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-
-TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
-if TYPE_CHECKING:
-    from typing import Any, NamedTuple
-else:
-    from runcontext._named import NamedTuple
+from typing import NamedTuple
 
 __all__ = ["PATTERNS", "REDACTED", "REVISION", "Secret", "find_secrets", "redact"]
 
@@ -60,49 +55,6 @@ class Secret(NamedTuple):
     kind: str
     start: int
     end: int
-
-
-class _Lazy:
-    """A pattern compiled on its first use, so that start-up compiles only the scans.
-
-    Compiling the patterns is most of what importing this module costs (``runcontext show``
-    starts in the time of its imports, issue 13), and most of them only check a candidate
-    the scans found: a text without one never needs them. ``pattern`` is the source, as
-    ``re.Pattern.pattern``, without compiling; any other attribute compiles the pattern,
-    which then takes the lazy one's place in the module's globals and dicts (so the hot
-    paths call the compiled pattern itself) and is kept on the instance for the tuples.
-    """
-
-    def __init__(self, pattern: str | bytes) -> None:
-        self.pattern = pattern
-
-    def compiled(self) -> re.Pattern[Any]:
-        """The compiled pattern (compiled now if it was not yet)."""
-        compiled: re.Pattern[Any] | None = self.__dict__.get("_compiled")
-        if compiled is None:
-            compiled = self.__dict__["_compiled"] = re.compile(self.pattern)
-            for name, value in list(globals().items()):
-                if value is self:
-                    globals()[name] = compiled
-                elif type(value) is dict:
-                    for key, item in value.items():
-                        if item is self:
-                            value[key] = compiled
-        return compiled
-
-    def __getattr__(self, name: str) -> object:
-        value = getattr(self.compiled(), name)
-        self.__dict__[name] = value
-        return value
-
-
-def _lazy(pattern: str) -> re.Pattern[str]:
-    """``re.compile(pattern)`` on first use (the type says what the object stands for)."""
-    return _Lazy(pattern)  # type: ignore[return-value]
-
-
-def _lazy_bytes(pattern: bytes) -> re.Pattern[bytes]:
-    return _Lazy(pattern)  # type: ignore[return-value]
 
 
 # -- vendor formats ---------------------------------------------------------------------
@@ -160,7 +112,7 @@ _UNSEPARATED: tuple[tuple[str, str], ...] = (
     ("azure-sas-key", r"SharedAccessKey=(?P<secret>[A-Za-z0-9+/]{43}=)"),
     ("sendgrid-key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
 )
-_PEM = _lazy(
+_PEM = re.compile(
     r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
     # Encrypted PEM header lines, then chunks of base64 separated by real newlines, JSON's
     # escaped `\n`, or spaces (a key pasted on one line). Anything else (prose, "...") ends
@@ -172,13 +124,13 @@ _PEM = _lazy(
 )
 # After `://`: a Slack or Discord webhook, or `user:password@` (the user may be empty:
 # `redis://:pw@host`). One scan, starting with the literal `://`.
-_URL = _lazy(
+_URL = re.compile(
     r"://(?:hooks\.slack\.com/(?:services|workflows|triggers)/(?P<slack>[A-Za-z0-9_/+-]{20,}+)"
     r"|(?:canary\.|ptb\.)?discord(?:app)?\.com/api/webhooks/(?P<discord>[0-9]{17,20}/[A-Za-z0-9_-]{60,68})"
     r"|[^\s/:@`'\"<>]{0,256}+:(?P<secret>[^\s@`'\"<>]{1,256}+)@)"
 )
 _URL_AT = 4  # the most `@` a URL password is read across
-_URL_MORE = _lazy(r"[^\s@`'\"<>]{0,256}+@")  # a further `@`: the password goes on
+_URL_MORE = re.compile(r"[^\s@`'\"<>]{0,256}+@")  # a further `@`: the password goes on
 
 # "A separator, then a letter or digit and 15 more token characters": every format in
 # _SEPARATED has one within its first 16 characters, and ordinary prose rarely does (about
@@ -189,7 +141,7 @@ _TRIGGERS = tuple(
 )
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 _LOOKBACK = 16  # every prefix in _SEPARATED puts its first separator within 16 characters
-_RUN_BEFORE = _lazy(r"[A-Za-z0-9_.-]{1,16}+$")  # the token characters before a separator
+_RUN_BEFORE = re.compile(r"[A-Za-z0-9_.-]{1,16}+$")  # the token characters before a separator
 
 
 def _alternation(
@@ -198,8 +150,8 @@ def _alternation(
     # No group around each branch: a group hides the branches' first characters from the
     # engine. The kind is found afterwards, on the match alone, by the first branch that
     # matches all of it: the same branch the alternation took.
-    kinds = tuple((kind, _lazy(body)) for kind, body in table)
-    return _lazy("|".join(f"(?:{body})" for _, body in table)), kinds
+    kinds = tuple((kind, re.compile(body)) for kind, body in table)
+    return re.compile("|".join(f"(?:{body})" for _, body in table)), kinds
 
 
 def _by_first_letter(table: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str], ...]:
@@ -217,7 +169,7 @@ def _kind(kinds: tuple[tuple[str, re.Pattern[str]], ...], token: str) -> str:
 
 
 _SEPARATED_RE, _SEPARATED_KINDS = _alternation(_SEPARATED)
-_UNSEPARATED_KINDS = tuple((kind, _lazy(body)) for kind, body in _UNSEPARATED)
+_UNSEPARATED_KINDS = tuple((kind, re.compile(body)) for kind, body in _UNSEPARATED)
 _UNSEPARATED_SCANS = _by_first_letter(
     tuple((k, b.replace("?P<secret>", "")) for k, b in _UNSEPARATED)
 )
@@ -226,11 +178,11 @@ _UNSEPARATED_SCANS = _by_first_letter(
 # case) or a run of six identical characters (`XXXXXX`, `000000`): random bodies of 16+
 # characters almost never do (a run of six in 64 random hex digits: 1 in 17 000).
 _PLACEHOLDER_WORDS = ("example", "your", "here", "placeholder", "redacted", "123456", "abcdef")
-_RUN = _lazy(r"(.)\1{5}")
+_RUN = re.compile(r"(.)\1{5}")
 # For assignment values: a run of four at the start or after a separator (`****`,
 # `sk-xxxx`, `key_0000`); `hunter2xxxx` is a password with a tail, not a placeholder.
-_RUN_SHORT = _lazy(r"(?:^|[-_.:/+])(.)\1{3}")
-_WORDS_ONLY = _lazy(r"[a-z_-]++")  # `sk-learn-compatible-estimators` is words
+_RUN_SHORT = re.compile(r"(?:^|[-_.:/+])(.)\1{3}")
+_WORDS_ONLY = re.compile(r"[a-z_-]++")  # `sk-learn-compatible-estimators` is words
 
 
 def _placeholder_token(token: str) -> bool:
@@ -255,14 +207,14 @@ _SUFFIX = r"(?:[_.-]?(?:key|token))?"
 # `key` and `token` need the word before them: `api key`, `access_token`, `auth-token`,
 # `private_key`.
 _KEY_SCANS = (
-    _lazy(r"pass(?:word|wd|phrase)" + _SUFFIX + _OPERATOR),
-    _lazy(r"secret(?P<base>[_-]?key[_-]?base)?" + _SUFFIX + _OPERATOR),
-    _lazy(r"key" + _SUFFIX + _OPERATOR),
-    _lazy(r"token" + _SUFFIX + _OPERATOR),
+    re.compile(r"pass(?:word|wd|phrase)" + _SUFFIX + _OPERATOR),
+    re.compile(r"secret(?P<base>[_-]?key[_-]?base)?" + _SUFFIX + _OPERATOR),
+    re.compile(r"key" + _SUFFIX + _OPERATOR),
+    re.compile(r"token" + _SUFFIX + _OPERATOR),
 )
-_KEY_SCANS_BYTES = tuple(_lazy_bytes(scan.pattern.encode()) for scan in _KEY_SCANS)
+_KEY_SCANS_BYTES = tuple(re.compile(scan.pattern.encode()) for scan in _KEY_SCANS)
 # The literal each key scan starts with: a text without it has no match, and the scan is
-# skipped (it is then not even compiled). The same holds for `-----BEGIN` (_PEM) and `://`
+# skipped. The same holds for `-----BEGIN` (_PEM) and `://`
 # (_URL).
 _KEY_WORDS = tuple(
     scan.pattern[
@@ -271,28 +223,28 @@ _KEY_WORDS = tuple(
     for scan in _KEY_SCANS
 )
 _WORD_BEFORE = {
-    ord("k"): _lazy_bytes(rb"(?:api|access|private)[ _-]?$"),
-    ord("t"): _lazy_bytes(rb"(?:access|auth)[ _-]?$"),
+    ord("k"): re.compile(rb"(?:api|access|private)[ _-]?$"),
+    ord("t"): re.compile(rb"(?:access|auth)[ _-]?$"),
 }
-_DOUBLE = _lazy(rf'"(?P<v>(?:[^"\\\n]|\\.){{1,{_VALUE}}}+)(?P<q>"?)')
-_SINGLE = _lazy(rf"'(?P<v>[^'\n]{{1,{_VALUE}}}+)(?P<q>'?)")
-_BACKTICK = _lazy(rf"`(?P<v>[^`\n]{{1,{_VALUE}}}+)(?P<q>`?)")
-_BARE = _lazy(rf"[^\s`]{{1,{_VALUE}}}+")
-_BARE_QUERY = _lazy(rf"[^\s`&#]{{1,{_VALUE}}}+")  # `?client_secret=x&next=1`
-_BLOCK = _lazy(r"[|>][-+]?[1-9]?[-+]?[ \t]*+(?:#[^\n]*+)?(?=\r?\n)")
+_DOUBLE = re.compile(rf'"(?P<v>(?:[^"\\\n]|\\.){{1,{_VALUE}}}+)(?P<q>"?)')
+_SINGLE = re.compile(rf"'(?P<v>[^'\n]{{1,{_VALUE}}}+)(?P<q>'?)")
+_BACKTICK = re.compile(rf"`(?P<v>[^`\n]{{1,{_VALUE}}}+)(?P<q>`?)")
+_BARE = re.compile(rf"[^\s`]{{1,{_VALUE}}}+")
+_BARE_QUERY = re.compile(rf"[^\s`&#]{{1,{_VALUE}}}+")  # `?client_secret=x&next=1`
+_BLOCK = re.compile(r"[|>][-+]?[1-9]?[-+]?[ \t]*+(?:#[^\n]*+)?(?=\r?\n)")
 # The rest of a value longer than _VALUE, taken only when it is redacted (so each
 # character is scanned once more at most).
 _REST = {
-    '"': _lazy(r'(?:[^"\\\n]|\\.)*+"?'),
-    "'": _lazy(r"[^'\n]*+'?"),
-    "`": _lazy(r"[^`\n]*+`?"),
-    "": _lazy(r"[^\s`]*+"),
-    "?": _lazy(r"[^\s`&#]*+"),
+    '"': re.compile(r'(?:[^"\\\n]|\\.)*+"?'),
+    "'": re.compile(r"[^'\n]*+'?"),
+    "`": re.compile(r"[^`\n]*+`?"),
+    "": re.compile(r"[^\s`]*+"),
+    "?": re.compile(r"[^\s`&#]*+"),
 }
 # Another field follows: `client_secret=x&grant_type=y`, `Password=x;Database=y`.
-_NEXT_PARAMETER = _lazy(r"[&;,][A-Za-z_][\w. -]{0,64}=")
+_NEXT_PARAMETER = re.compile(r"[&;,][A-Za-z_][\w. -]{0,64}=")
 _TRAILING = ".,;:)]}>'\"*"  # sentence punctuation and markdown after a bare value
-_RAILS_HEX = _lazy(r"[0-9a-f]{64,}+")
+_RAILS_HEX = re.compile(r"[0-9a-f]{64,}+")
 
 # Values that are not credentials.
 _SCALARS = frozenset(
@@ -305,12 +257,12 @@ _PLACEHOLDER_PARTS = (
     "...", "\u2026", "here", "todo", "insert", "fake", "test", "demo", "secret",
     "password", "passwd", "token", "apikey", "api_key", "api-key", "•",
 )  # fmt: skip
-_PLACEHOLDER = _lazy("|".join(map(re.escape, _PLACEHOLDER_PARTS)))
+_PLACEHOLDER = re.compile("|".join(map(re.escape, _PLACEHOLDER_PARTS)))
 # Code: a call or an index on a (dotted) name, a dotted name, or a constant's name
 # (`os.environ["X"]`, `os.getenv("X")`, `process.env.X`, `settings.SECRET_KEY`,
 # `z.string().min(1)`, `varchar(255)`, `OPENAI_API_KEY`). A bare `(` is no sign of code:
 # Django's generated keys hold them.
-_CODE = _lazy(
+_CODE = re.compile(
     # a call or an index: a name, then brackets holding only names, quotes and commas
     r"[A-Za-z_$][\w.$]*+[(\[][\w.$()\[\]\"',:]*+[;,]?"
     r"|[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)++[!?]?"  # a dotted name
@@ -321,8 +273,8 @@ _CODE = _lazy(
 # A word is lower case, upper case, Capitalised or camelCase (`minioAdmin`): 20 random
 # letters of mixed case (a real key without a digit, 3 in 100 of them) are none of these.
 _WORD = r"(?:[A-Z]?[a-z]++(?:[A-Z][a-z]++)*+|[A-Z]++|[0-9]{1,4})"
-_PHRASE = _lazy(rf"[-_./:+]?{_WORD}(?:[-_./:+ \t]++{_WORD})*+[-_./:+]?")
-_NUMBER_OR_VERSION = _lazy(r"v?[0-9]++(?:[.:][0-9]++)*+")
+_PHRASE = re.compile(rf"[-_./:+]?{_WORD}(?:[-_./:+ \t]++{_WORD})*+[-_./:+]?")
+_NUMBER_OR_VERSION = re.compile(r"v?[0-9]++(?:[.:][0-9]++)*+")
 
 
 def _looks_like_credential(value: str) -> bool:

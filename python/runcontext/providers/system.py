@@ -36,8 +36,8 @@ class CwdProvider:
 def platform_text() -> str:
     """``linux (x86_64)``, ``darwin (arm64)``, ``windows (AMD64)``: the OS and the machine."""
     system = _SYSTEMS.get(sys.platform, sys.platform.rstrip("0123456789") or sys.platform)
-    # platform.machine() is os.uname().machine on every POSIX system (and runcontext is
-    # POSIX-only); importing platform would add a few ms to `runcontext show`.
+    # platform.machine() is os.uname().machine on every POSIX system, and runcontext is
+    # POSIX-only.
     machine = os.uname().machine or "unknown"
     return f"{system} ({machine})"
 

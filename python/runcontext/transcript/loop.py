@@ -20,11 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from runcontext._checks import check_context, check_messages
 from runcontext._core import RunContext
-from runcontext._splice import check_context, check_messages, splice, spliced
-from runcontext.budget.counting import RequestCounter
-from runcontext.budget.counts import RequestCount
+from runcontext._splice import splice, spliced
+from runcontext.budget.calibration import RequestCounter
 from runcontext.budget.limits import Budget, BudgetExceededError, Spent
+from runcontext.budget.request_count import RequestCount
 from runcontext.budget.usage import Usage
 from runcontext.transcript.async_session import AsyncSession
 from runcontext.transcript.errors import RunNotRecordedError
@@ -46,7 +47,7 @@ Backend = Callable[[Any], Any]
 message dict inside it."""
 
 Counter = Callable[[str], int]
-"""Counts the tokens of a text, e.g. :func:`runcontext.counters.tiktoken_counter`."""
+"""Counts the tokens of a text, e.g. :func:`runcontext.tokenizers.tiktoken_counter`."""
 
 Compactor = Callable[[BudgetExceededError], Sequence[Mapping[str, Any]] | None]
 """Given the refusal of a request over its window, returns a smaller conversation to try
@@ -158,7 +159,7 @@ class Loop:
         if budget is not None and counter is None:
             raise ValueError(
                 "budget: a budget needs a counter to count requests with "
-                "(Loop(..., counter=runcontext.counters.tiktoken_counter(), budget=...))"
+                "(Loop(..., counter=runcontext.tokenizers.tiktoken_counter(), budget=...))"
             )
         if on_over_budget is not None and not callable(on_over_budget):
             raise TypeError(

@@ -29,6 +29,7 @@ import weakref
 from _collections_abc import Mapping
 from _thread import RLock
 
+from runcontext._checks import check_context, check_message, check_messages
 from runcontext._core import (
     DEFAULT_MAX_LINE_BYTES,
     Run,
@@ -38,7 +39,6 @@ from runcontext._core import (
     canonical_json,
     digest_bytes,
 )
-from runcontext._splice import check_context, check_message, check_messages
 from runcontext.errors import CanonicalJSONError
 from runcontext.transcript._records import (
     TRANSCRIPT_VERSION,

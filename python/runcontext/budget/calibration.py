@@ -1,7 +1,7 @@
 """Counting a request before it is sent, and learning from what the provider billed.
 
 :class:`RequestCounter` wraps a local counter (any ``Callable[[str], int]``, such as
-:func:`runcontext.counters.tiktoken_counter`) and keeps a calibration: after a reply,
+:func:`runcontext.tokenizers.tiktoken_counter`) and keeps a calibration: after a reply,
 :meth:`RequestCounter.calibrate` turns the provider's billed input tokens into the exact count
 of that request's conversation, keyed by the request's shape (model, head, tools). The next
 request that continues the conversation is then counted as that billed count plus the local
@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from runcontext._checks import check_context
 from runcontext._core import RunContext, canonical_json, digest
-from runcontext._splice import check_context
-from runcontext.budget.counts import Quality, RequestCount
+from runcontext.budget.request_count import Quality, RequestCount
 from runcontext.budget.usage import MAX_TOKEN_COUNT, Usage, check_token_count
 from runcontext.errors import CanonicalJSONError
 

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from runcontext.budget.usage import check_token_count
-
-if TYPE_CHECKING:
-    from runcontext.budget.usage import Usage
+from runcontext.budget.usage import Usage, check_token_count
 
 __all__ = ["PARTS", "QUALITIES", "Quality", "RequestCount"]
 

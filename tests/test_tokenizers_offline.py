@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from runcontext.counters import tiktoken_counter
+from runcontext.tokenizers import tiktoken_counter
 
 tiktoken = pytest.importorskip("tiktoken")
 requests = pytest.importorskip("requests")

@@ -261,6 +261,12 @@ class FileStore:
             raise
         return _split(chunks), position
 
+    @property
+    def chunked(self) -> bool:
+        """Whether the session should read with :meth:`read_chunks`: yes, unless a subclass
+        reads its own way (it overrides :meth:`read`)."""
+        return type(self).read is FileStore.read
+
     def read_chunks(self, cursor: object | None) -> tuple[list[bytes], int]:
         """The complete lines after byte offset ``cursor`` as chunks of them: each chunk is one
         or more lines joined by newlines (``chunk.split(b"\\n")`` gives them), so the session
@@ -316,7 +322,7 @@ class FileStore:
         self._own_descriptor()
         return _Writing(self)
 
-    def check_same_file(self) -> None:
+    def check_appendable(self) -> None:
         """Raise :class:`TranscriptReplacedError` if the path no longer names the file this
         store opened (replaced by a rename, renamed away, deleted, or a symlink re-pointed):
         an append would go to a file nobody finds at the path, or to one never verified."""
@@ -348,9 +354,10 @@ class FileStore:
             line=None,
         )
 
-    def append(self, lines: Sequence[bytes]) -> None:
+    def append(self, lines: Sequence[bytes]) -> int:
         """Write each line with one ``write`` (finishing a short one under the lock), then
-        ``fsync`` once if durable: one fsync makes the whole batch durable."""
+        ``fsync`` once if durable: one fsync makes the whole batch durable. Returns the cursor
+        after the lines: the file's length (the lock keeps other writers out)."""
         start = os.fstat(self._fd).st_size
         written = 0
         try:
@@ -361,6 +368,7 @@ class FileStore:
                 written += 1
             if self._durable:
                 os.fsync(self._fd)
+            return start + sum(len(data) for data in lines)
         except BaseException as error:
             # A failed or interrupted write (disk full, a signal) must not leave a torn line for
             # the next writer to glue its record onto. Its complete lines stay, as a crash at
@@ -439,7 +447,7 @@ class _Writing:
         fd = self._store._fd
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
-            self._store.check_same_file()
+            self._store.check_appendable()
         except BaseException:
             fcntl.flock(fd, fcntl.LOCK_UN)
             raise

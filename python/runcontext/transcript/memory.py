@@ -8,7 +8,7 @@ elsewhere and a file on disk are verified by one implementation.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +61,18 @@ class BytesStore:
 
     def close(self) -> None:
         pass
+
+    # A TornTailStore: bytes that end without a newline are a torn last line (nobody is
+    # writing them), and there is nothing to repair in memory.
+
+    def writer_active(self) -> bool:
+        return False
+
+    def shared(self) -> AbstractContextManager[None]:
+        return nullcontext()
+
+    def truncate(self, size: int) -> None:
+        raise PermissionError(f"{self._name}: a transcript in memory is read-only")
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,14 @@ from runcontext.transcript.errors import (
     UnchainedTranscriptWarning,
     shown_name,
 )
-from runcontext.transcript.files import FileStore, LineTooLong
+from runcontext.transcript.files import LineTooLong
+from runcontext.transcript.store import (
+    AppendCheckedStore,
+    ChunkedStore,
+    OpenedStore,
+    PathStore,
+    TornTailStore,
+)
 from runcontext.transcript.stores import open_store
 
 TYPE_CHECKING = False  # not typing's: `runcontext log` lists a transcript without typing
@@ -204,7 +211,7 @@ class Session:
             session_id=session_id,
             tenant=tenant,
         )
-        if isinstance(store, FileStore):
+        if isinstance(store, OpenedStore):
             store.open(writable=True if repair else writable)
         elif writable and not getattr(store, "writable", True):
             raise PermissionError(f"{shown_name(store.name)}: the store is read-only")
@@ -240,7 +247,7 @@ class Session:
         max_line_bytes: int,
     ) -> None:
         self._store = store
-        # What messages name: the file (a FileStore's name is its path), or another store's
+        # What messages name: the file (a file store's name is its path), or another store's
         # name as it is (a URI made a Path would lose its "//").
         self._where = store.name
         self._shown = shown_name(store.name)  # as messages show it (docs/TRANSCRIPT.md)
@@ -252,7 +259,6 @@ class Session:
         self._state = Transcript(self._shown, max_line_bytes)
         self._cursor: object | None = None  # where the records read so far end
         self._skip = 0  # records after the cursor already applied (a batch cut by an error)
-        self._offset = 0  # bytes of complete records read so far (the file store's cursor)
         self._created: datetime | None = None  # parsed from the header when first asked for
         self._torn: TornTail | None = None
         self._repaired: TornTail | None = None
@@ -263,7 +269,7 @@ class Session:
         """Read the whole transcript; with ``repair``, under the writers' lock, and truncate a
         torn last line."""
         store = self._store
-        if not (repair and isinstance(store, FileStore)):
+        if not (repair and isinstance(store, TornTailStore)):
             self._refresh(warn=False)
             self._check_header()
             return
@@ -299,7 +305,7 @@ class Session:
     def path(self) -> Path:
         """The transcript file (for another store, its name as a path)."""
         store = self._store
-        if isinstance(store, FileStore):
+        if isinstance(store, PathStore):
             return store.path
         from pathlib import Path
 
@@ -442,8 +448,8 @@ class Session:
         with self._thread_lock:
             self._refresh(warn=False)
             self._check_not_torn()
-            if isinstance(self._store, FileStore):
-                self._store.check_same_file()
+            if isinstance(self._store, AppendCheckedStore):
+                self._store.check_appendable()
 
     def check_recordable(self, messages: Sequence[Mapping[str, Any]]) -> None:
         """Raise the error :meth:`record_run` would raise for the messages of ``messages`` the
@@ -588,7 +594,7 @@ class Session:
             # Another writer may have appended since we last looked: read its records first so
             # message indices, run numbers, section dedupe and the chain stay right.
             self._read_new()
-            if isinstance(self._store, FileStore):
+            if isinstance(self._store, TornTailStore):
                 self._torn = self._torn_at(self._store.partial)
             self._check_not_torn()
             self._state.begin()
@@ -599,9 +605,7 @@ class Session:
                 self._state.rollback()
                 raise
             self._state.commit()
-            self._offset += sum(len(line) for line in lines)
-            # Another store says where its records now end (its cursors are its own).
-            self._cursor = self._offset if isinstance(self._store, FileStore) else cursor
+            self._cursor = cursor  # where the records now end
 
     # --- reading the store ------------------------------------------------------------------
 
@@ -617,8 +621,8 @@ class Session:
             raise ValueError(f"{self._shown}: the session is closed")
         self._read_new()
         store = self._store
-        partial: int = getattr(store, "partial", 0)  # a store without lines in flight has none
-        if partial and isinstance(store, FileStore):
+        partial = store.partial if isinstance(store, TornTailStore) else 0
+        if partial and isinstance(store, TornTailStore):
             if store.writer_active():
                 partial = 0  # a writer holds the lock: an append in progress, not a torn line
             else:
@@ -637,17 +641,16 @@ class Session:
         skipped when the same batch is read again, so a later refresh reports the same line
         again instead of replaying the ones already taken in."""
         store = self._store
-        # The file store hands over its lines in chunks, which the core splits: no object per
-        # line. Every other store returns lines (the protocol's read), and so does a subclass
-        # of the file store that reads its own way.
-        chunked = isinstance(store, FileStore) and type(store).read is FileStore.read
-        read = store.read_chunks if chunked and isinstance(store, FileStore) else store.read
+        # A store that can hands over its lines in chunks, which the core splits: no object
+        # per line. Every other store returns lines (the protocol's read).
+        chunked = isinstance(store, ChunkedStore) and store.chunked
+        read = store.read_chunks if chunked and isinstance(store, ChunkedStore) else store.read
         while True:
             try:
                 batch, cursor = read(self._cursor)
             except LineTooLong as error:
                 self._apply_batch(error.lines, chunked=chunked)
-                self._cursor = self._offset = error.cursor
+                self._cursor = error.cursor
                 self._skip = 0
                 raise TranscriptFormatError(
                     f"the record is longer than the {error.cap}-byte line cap (it was not "
@@ -660,8 +663,6 @@ class Session:
             self._apply_batch(batch, chunked=chunked)
             done = not batch or cursor == self._cursor
             self._cursor, self._skip = cursor, 0
-            if isinstance(cursor, int):
-                self._offset = cursor
             if done:
                 return
 
@@ -683,7 +684,9 @@ class Session:
     def _torn_at(self, partial: int) -> TornTail | None:
         if not partial:
             return None
-        return TornTail(line=self._state.lines + 1, offset=self._offset, length=partial)
+        # A store that can tear counts its cursor in bytes: where the complete records end.
+        offset = self._cursor if isinstance(self._cursor, int) else 0
+        return TornTail(line=self._state.lines + 1, offset=offset, length=partial)
 
     def _warn_torn(self, *, stacklevel: int) -> None:
         torn = self._torn

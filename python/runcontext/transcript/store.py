@@ -28,6 +28,26 @@ The contract, which the behavioural test suite (``tests/transcript/``) checks fo
   there (the file store returns ``None``: the session counts its bytes itself).
 * ``close()`` releases what the store holds; it is idempotent.
 
+What only some stores can do is a capability of its own, a protocol the session checks by
+what the store offers, never by its class, so a new store needs no edit to the session:
+
+* :class:`OpenedStore`: ``open(writable=...)`` opens an existing session for reading or for
+  appending too (``writable=None``: for appending when this process may), and ``writable``
+  says which. A store without it is opened by being made, and is writable unless it has a
+  ``writable`` attribute that says otherwise.
+* :class:`TornTailStore`: the store's last line can be left incomplete by a writer that was
+  killed (a file; a store with transactions never has one). Its cursors are byte offsets;
+  ``partial`` is the length of the incomplete line after the last ``read``; ``writer_active()``
+  says whether a writer holds the lock now, without waiting; ``shared()`` holds the lock that
+  writers wait for while a reader looks again; ``truncate(size)`` cuts the incomplete line off
+  (``repair=True``).
+* :class:`ChunkedStore`: ``read_chunks(cursor)`` is ``read`` with the lines handed over joined
+  by newlines in a few large chunks, which the core splits (no object per line), when
+  ``chunked`` is true.
+* :class:`PathStore`: the session lives in a file, whose ``path`` the session reports.
+* :class:`AppendCheckedStore`: ``check_appendable()`` raises what an append would raise now
+  for a reason of the store's own (a file replaced since it was opened), without writing.
+
 Cursors are opaque to the session (a byte offset for the file, a sequence number for
 PostgreSQL). Stores raise :class:`~runcontext.transcript.errors.TranscriptError` subclasses
 for what is wrong with the data, :class:`FileNotFoundError` for a session that does not
@@ -39,6 +59,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 # A record longer than this is refused on read unless the caller raises the cap: a hostile or
@@ -47,7 +68,16 @@ from typing import Protocol, runtime_checkable
 # so that listing a transcript does not import this module (and typing and contextlib with it).
 from runcontext._core import DEFAULT_MAX_LINE_BYTES
 
-__all__ = ["DEFAULT_MAX_LINE_BYTES", "TranscriptStore", "read_all"]
+__all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "AppendCheckedStore",
+    "ChunkedStore",
+    "OpenedStore",
+    "PathStore",
+    "TornTailStore",
+    "TranscriptStore",
+    "read_all",
+]
 
 
 @runtime_checkable
@@ -68,6 +98,56 @@ class TranscriptStore(Protocol):
     def append(self, lines: Sequence[bytes]) -> object | None: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class OpenedStore(Protocol):
+    """A store that opens an existing session for reading, or for appending too."""
+
+    @property
+    def writable(self) -> bool: ...
+
+    def open(self, *, writable: bool | None) -> None: ...
+
+
+@runtime_checkable
+class TornTailStore(Protocol):
+    """A store whose last line a killed writer can leave incomplete; cursors are byte
+    offsets."""
+
+    @property
+    def partial(self) -> int: ...
+
+    def writer_active(self) -> bool: ...
+
+    def shared(self) -> AbstractContextManager[None]: ...
+
+    def truncate(self, size: int) -> None: ...
+
+
+@runtime_checkable
+class ChunkedStore(Protocol):
+    """A store that can hand over its lines joined in large chunks."""
+
+    @property
+    def chunked(self) -> bool: ...
+
+    def read_chunks(self, cursor: object | None) -> tuple[list[bytes], object | None]: ...
+
+
+@runtime_checkable
+class PathStore(Protocol):
+    """A store that keeps the session in a file."""
+
+    @property
+    def path(self) -> Path: ...
+
+
+@runtime_checkable
+class AppendCheckedStore(Protocol):
+    """A store that can say, without writing, that an append would be refused."""
+
+    def check_appendable(self) -> None: ...
 
 
 def read_all(store: TranscriptStore) -> list[bytes]:

@@ -1,12 +1,11 @@
-"""The public records are ordinary ``typing.NamedTuple``s and frozen dataclasses: they pickle,
-compare, show their fields and resolve their annotations for introspection (pydantic,
-``typing.get_type_hints``)."""
+"""The providers' public records are ordinary ``typing.NamedTuple``s and frozen dataclasses:
+they pickle, compare, show their fields and resolve their annotations for introspection
+(pydantic, ``typing.get_type_hints``). The transcript's records (``Section``, ``Run``,
+``TornTail``) are classes of the extension: tests/test_records_named.py."""
 
 from __future__ import annotations
 
-import collections.abc
 import dataclasses
-import datetime
 import pickle
 import typing
 from pathlib import Path
@@ -17,13 +16,11 @@ import pytest
 from runcontext.providers import ClockProvider, Contribution, Diagnostic, Provider, base
 from runcontext.providers.git import Head, Repository
 from runcontext.providers.redact import Secret
-from runcontext.section import Section
 
 
 @pytest.mark.parametrize(
     ("record", "fields"),
     [
-        (Section("head", "rules", "text", "blake3:00"), ("position", "name", "text", "digest")),
         (Diagnostic("git", "error", "no HEAD"), ("provider", "kind", "message")),
         (Secret("github-token", 3, 43), ("kind", "start", "end")),
     ],
@@ -84,12 +81,6 @@ def test_provider_is_the_protocol_of_runcontext_providers_base() -> None:
 def test_run_time_annotations_resolve_for_introspection() -> None:
     from runcontext.providers._workers import StillRunning
 
-    assert typing.get_type_hints(Section) == {
-        "position": typing.Literal["head", "tail"],
-        "name": str,
-        "text": str,
-        "digest": str,
-    }
     assert typing.get_type_hints(Diagnostic) == {"provider": str, "kind": str, "message": str}
     assert typing.get_type_hints(Secret) == {"kind": str, "start": int, "end": int}
     assert typing.get_type_hints(StillRunning) == {"since": float}
@@ -100,20 +91,7 @@ def test_run_time_annotations_resolve_for_introspection() -> None:
     assert typing.get_type_hints(Contribution)["facts"] == base.Pairs
 
     class Record(pydantic.BaseModel):
-        section: Section
+        diagnostic: Diagnostic
 
-    record = Record(section=("head", "agents", "Use tabs.", "blake3:00"))
-    assert record.section == Section("head", "agents", "Use tabs.", "blake3:00")
-    assert isinstance(record.section, Section)
-
-
-def test_transcript_records_annotations_resolve_for_introspection() -> None:
-    from runcontext.transcript import Run, TornTail
-
-    assert typing.get_type_hints(TornTail) == {"line": int, "offset": int, "length": int}
-    hints = typing.get_type_hints(Run)
-    assert hints["time"] is datetime.datetime
-    assert hints["tokens"] == collections.abc.Mapping[str, typing.Any] | None
-    assert pydantic.TypeAdapter(TornTail).validate_python(
-        {"line": 3, "offset": 10, "length": 4}
-    ) == TornTail(line=3, offset=10, length=4)
+    record = Record(diagnostic=("git", "error", "no HEAD"))
+    assert record.diagnostic == Diagnostic("git", "error", "no HEAD")

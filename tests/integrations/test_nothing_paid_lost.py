@@ -155,10 +155,10 @@ class FullDisk(FileStore):
 
     full = False
 
-    def append(self, lines: Sequence[bytes]) -> None:
+    def append(self, lines: Sequence[bytes]) -> int:
         if self.full:
             raise OSError(errno.ENOSPC, "No space left on device")
-        super().append(lines)
+        return super().append(lines)
 
 
 def created(path: Path, seed: dict[str, Any]) -> Path:

@@ -25,7 +25,7 @@ The contract, which the behavioural test suite (``tests/transcript/``) checks fo
   approximates this (a crash mid-batch leaves the whole records written before it and at most
   one torn line, which readers detect); stores with transactions do it exactly.
   ``append`` returns the cursor after the records it appended, so the session reads on from
-  there (the file store returns ``None``: the session counts its bytes itself).
+  there (the file store's is the file's length after the write).
 * ``close()`` releases what the store holds; it is idempotent.
 
 What only some stores can do is a capability of its own, a protocol the session checks by

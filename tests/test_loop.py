@@ -17,7 +17,7 @@ import pytest
 from runcontext import RunContext, adapters
 from runcontext.budget.counting import MESSAGE_OVERHEAD
 from runcontext.counters import tiktoken_counter
-from runcontext.transcript.loop import Loop, RunOutcome
+from runcontext.loop import Loop, RunOutcome
 from runcontext.transcript.session import (
     ConversationMismatchError,
     SeedMismatchError,

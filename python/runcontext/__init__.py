@@ -7,8 +7,9 @@ conversation; every context has a canonical digest (RFC 8785 JSON hashed with BL
 The top level holds what a program types; the rest lives in subpackages named for what they
 do: :mod:`runcontext.adapters` (request bodies per provider API), :mod:`runcontext.providers`
 (collecting context: the builder, the providers, redaction), :mod:`runcontext.transcript`
-(sessions, the run loop, their errors), :mod:`runcontext.cli` (the command line) and
-:mod:`runcontext.errors`. Every exception is listed once, in docs/ERRORS.md.
+(sessions and their errors), :mod:`runcontext.loop` (the run loop), :mod:`runcontext.cli`
+(the command line) and :mod:`runcontext.errors`. Every exception is listed once, in
+docs/ERRORS.md.
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from runcontext import adapters
     from runcontext.fingerprint import request_fingerprint
+    from runcontext.loop import Loop
     from runcontext.providers import default_providers
     from runcontext.providers.builder import ContextBuilder
-    from runcontext.transcript import Loop, Session, TranscriptError
+    from runcontext.transcript import Session, TranscriptError
 
 # name -> the module that defines it ("adapters" is a module itself).
 _LAZY = {
@@ -51,7 +53,7 @@ _LAZY = {
     "ContextBuilder": "runcontext.providers.builder",
     "default_providers": "runcontext.providers",
     "request_fingerprint": "runcontext.fingerprint",
-    "Loop": "runcontext.transcript",
+    "Loop": "runcontext.loop",
     "Session": "runcontext.transcript",
     "TranscriptError": "runcontext.transcript",
 }
@@ -72,6 +74,7 @@ _MOVED = {
         ),
         "runcontext.errors",
     ),
+    "RunOutcome": "runcontext.loop",
     **dict.fromkeys(
         (
             "ClockProvider",
@@ -90,7 +93,6 @@ _MOVED = {
             "TRANSCRIPT_VERSION",
             "ConversationMismatchError",
             "Run",
-            "RunOutcome",
             "SeedMismatchError",
             "TornTail",
             "TornTranscriptError",

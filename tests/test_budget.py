@@ -21,7 +21,8 @@ from runcontext.budget import (
     Spent,
     Usage,
 )
-from runcontext.transcript import Loop, Session
+from runcontext.loop import Loop
+from runcontext.transcript import Session
 
 
 class Words:

@@ -16,8 +16,8 @@ import pytest
 
 from runcontext import RunContext, adapters
 from runcontext.budget.calibration import MESSAGE_OVERHEAD
+from runcontext.loop import Loop, RunOutcome
 from runcontext.tokenizers import tiktoken_counter
-from runcontext.transcript.loop import Loop, RunOutcome
 from runcontext.transcript.session import (
     ConversationMismatchError,
     SeedMismatchError,

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from runcontext import MAX_DEPTH, RunContext
-from runcontext.transcript import Loop, RunNotRecordedError, Session
+from runcontext.loop import Loop
+from runcontext.transcript import RunNotRecordedError, Session
 
 SEED = {"role": "system", "content": "You are a careful coding agent."}
 

@@ -7,8 +7,9 @@ conversation; every context has a canonical digest (RFC 8785 JSON hashed with BL
 The top level holds what a program types; the rest lives in subpackages named for what they
 do: :mod:`runcontext.adapters` (request bodies per provider API), :mod:`runcontext.providers`
 (collecting context: the builder, the providers, redaction), :mod:`runcontext.transcript`
-(sessions, the run loop, their errors), :mod:`runcontext.cli` (the command line) and
-:mod:`runcontext.errors`. Every exception is listed once, in docs/ERRORS.md.
+(sessions and their errors), :mod:`runcontext.loop` (the run loop), :mod:`runcontext.cli`
+(the command line) and :mod:`runcontext.errors`. Every exception is listed once, in
+docs/ERRORS.md.
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ from runcontext.errors import CanonicalJSONError, RunContextError
 if TYPE_CHECKING:
     from runcontext import adapters
     from runcontext.fingerprint import request_fingerprint
+    from runcontext.loop import Loop
     from runcontext.providers import default_providers
     from runcontext.providers.builder import ContextBuilder
-    from runcontext.transcript import Loop, Session, TranscriptError
+    from runcontext.transcript import Session, TranscriptError
 
 # The names below load on first use (PEP 562): a program that only builds a RunContext does
 # not pay for the builder, its providers and workers, the transcript's stores or the adapters.
@@ -44,7 +46,7 @@ _LAZY = {
     "ContextBuilder": "runcontext.providers.builder",
     "default_providers": "runcontext.providers",
     "request_fingerprint": "runcontext.fingerprint",
-    "Loop": "runcontext.transcript",
+    "Loop": "runcontext.loop",
     "Session": "runcontext.transcript",
     "TranscriptError": "runcontext.transcript",
 }

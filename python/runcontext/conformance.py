@@ -489,9 +489,9 @@ def _transcript_bytes(case: dict[str, Any]) -> bytes:
 
 def _timestamp(moment: Any) -> str:
     """A run's time as the transcript writes it (a stand-in may already give the text)."""
-    from runcontext.transcript._records import _format_time
+    from runcontext.transcript._timestamps import format_time
 
-    return moment if isinstance(moment, str) else _format_time(moment)
+    return moment if isinstance(moment, str) else format_time(moment)
 
 
 def observe_transcript(case: dict[str, Any]) -> dict[str, Any]:

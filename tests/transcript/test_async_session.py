@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from runcontext import RunContext
-from runcontext.transcript import AsyncSession, Loop, Session
+from runcontext.loop import Loop
+from runcontext.transcript import AsyncSession, Session
 from runcontext.transcript.files import FileStore
 
 SEED = {"role": "system", "content": "seed"}

@@ -19,7 +19,7 @@ from runcontext.cli._commands import summary
 from runcontext.cli._terminal import JSONLines, json_array, json_text, visible
 from runcontext.section import Section
 from runcontext.transcript import Run, Session, TornTranscriptWarning
-from runcontext.transcript._records import parse_time
+from runcontext.transcript._timestamps import parse_time
 from runcontext.transcript.changes import changes
 from runcontext.transcript.errors import shown_name
 

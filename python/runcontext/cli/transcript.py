@@ -12,8 +12,7 @@ from runcontext.cli._commands import summary
 from runcontext.transcript.errors import TornTranscriptWarning, shown_name
 from runcontext.transcript.files import FileStore
 from runcontext.transcript.session import Session
-from runcontext.transcript.store import TranscriptStore, read_all
-from runcontext.transcript.stores import is_postgres_dsn, open_store
+from runcontext.transcript.store import TranscriptStore, is_postgres_dsn, open_store, read_all
 
 
 def register(subparsers: Any) -> None:

@@ -35,7 +35,7 @@ from runcontext.adapters.anthropic import (
     _conversation_breakpoint,
 )
 from runcontext.integrations._turns import TurnContexts, check_session
-from runcontext.transcript.loop import check_run, run_not_recorded
+from runcontext.loop import check_run, run_not_recorded
 from runcontext.transcript.session import Session
 
 __all__ = ["MiddlewareOrderWarning", "RunContextMiddleware"]

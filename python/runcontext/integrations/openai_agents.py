@@ -24,7 +24,7 @@ except ImportError as error:  # pragma: no cover - exercised by the import test 
 
 from runcontext._core import RunContext
 from runcontext.integrations._turns import TurnContexts, check_session, user_turn_key
-from runcontext.transcript.loop import check_run, run_not_recorded
+from runcontext.loop import check_run, run_not_recorded
 from runcontext.transcript.session import Session
 
 __all__ = ["RunContextFilter", "RunContextSession", "ServerManagedConversationError"]

@@ -37,7 +37,7 @@ except ImportError as error:  # pragma: no cover - exercised by the import test 
 
 from runcontext._core import RunContext
 from runcontext.integrations._turns import TurnContexts, check_session
-from runcontext.transcript.loop import check_run, run_not_recorded
+from runcontext.loop import check_run, run_not_recorded
 from runcontext.transcript.session import Session
 
 __all__ = ["RunContextCapability", "to_transcript_messages"]

@@ -25,7 +25,8 @@ T = TypeVar("T")
 
 
 async def _thread(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-    import asyncio  # on first use: `import runcontext.transcript` stays cheap
+    # asyncio is imported by the code that awaits this, not by every user of a transcript.
+    import asyncio
 
     return await asyncio.to_thread(function, *args, **kwargs)
 

@@ -8,32 +8,28 @@ fact to the tail naming what differs from the transcript's last run.
 
 from __future__ import annotations
 
-from runcontext._core import RunContext
+from collections.abc import Mapping
+from typing import Protocol
 
-TYPE_CHECKING = False  # not typing's: `runcontext log` imports this module, not typing
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import Protocol
-
-    from runcontext.section import Section
-    from runcontext.transcript.session import Session
-
-    class _Parts(Protocol):
-        """What :func:`changes` compares: a RunContext, or a Run (its context's parts, without
-        building the context)."""
-
-        @property
-        def sections(self) -> tuple[Section, ...]: ...
-
-        @property
-        def facts(self) -> tuple[tuple[str, str], ...]: ...
-
+from runcontext._core import RunContext, Section
+from runcontext.transcript.session import Session
 
 __all__ = ["CHANGED_FACT", "changed_since", "changes", "differences"]
 
 
 # The fact's name: it reads as a sentence in the tail (`- changed since the previous run: …`).
 CHANGED_FACT = "changed since the previous run"
+
+
+class _Parts(Protocol):
+    """What :func:`changes` compares: a RunContext, or a Run (its context's parts, without
+    building the context)."""
+
+    @property
+    def sections(self) -> tuple[Section, ...]: ...
+
+    @property
+    def facts(self) -> tuple[tuple[str, str], ...]: ...
 
 
 def changes(previous: _Parts | None, current: _Parts) -> dict[str, dict[str, list[str]]]:

@@ -4,13 +4,11 @@ to blame, its 1-based line number (see :mod:`runcontext.transcript.session`)."""
 from __future__ import annotations
 
 import os
+import re
+from typing import Any
 
+from runcontext._controls import SOURCES
 from runcontext.errors import _reduce
-
-TYPE_CHECKING = False  # not typing's: `runcontext log` lists a transcript without typing
-if TYPE_CHECKING:
-    import re
-    from typing import Any
 
 __all__ = [
     "ConversationMismatchError",
@@ -40,12 +38,12 @@ def shown_name(name: str) -> str:
     """
     if name.isascii() and name.isprintable():  # the common name: nothing to escape
         return name
-    import re  # here: an ordinary name never needs it
+    return _UNSHOWN.sub(_escape, name)
 
-    from runcontext._controls import SOURCES
 
-    unshown = f"[\n\t\ud800-\udfff{SOURCES['INVISIBLE_ONE'][1:-1]}]"
-    return re.sub(unshown, _escape, name)
+# What shown_name escapes: line breaks, tabs, lone surrogates and runcontext._controls's
+# invisible characters.
+_UNSHOWN = re.compile(f"[\n\t\ud800-\udfff{SOURCES['INVISIBLE_ONE'][1:-1]}]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -160,7 +158,7 @@ class RunNotRecordedError(TranscriptError):
     """The backend (of a :class:`~runcontext.Loop`, or an integration's model) answered but
     the run could not be recorded (another writer appended in between, the reply has no JSON
     form, the disk is full, …). Nothing paid for is lost:
-    ``outcome`` is the :class:`~runcontext.transcript.RunOutcome` the run would have returned
+    ``outcome`` is the :class:`~runcontext.loop.RunOutcome` the run would have returned
     (its ``messages`` end with the reply; ``request`` is what was sent; ``run`` is ``None``),
     and the original error is the ``__cause__``."""
 

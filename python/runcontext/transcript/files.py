@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import sys
+import uuid
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, suppress
+from pathlib import Path
 
 try:
     import fcntl
@@ -24,19 +30,9 @@ except ImportError:  # Windows: sessions need flock, and there is no stand-in fo
         "POSIX system (WSL on Windows); RunContext and the adapters need no locking and work "
         "everywhere"
     ) from None
-import stat
-import weakref
 
 from runcontext._core import DEFAULT_MAX_LINE_BYTES
 from runcontext.transcript.errors import TranscriptError, TranscriptReplacedError, shown_name
-
-# Not imported at run time (issue 13): pathlib (with urllib.parse and ipaddress) was a sixth of
-# what `runcontext log`'s imports cost, and contextlib and typing most of the rest; a store
-# keeps its path as the string Path gives (_path_name) and makes a Path when one is asked for.
-TYPE_CHECKING = False  # type checkers treat any name TYPE_CHECKING as true
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from pathlib import Path
 
 __all__ = ["FileStore", "LineTooLong"]
 
@@ -47,48 +43,20 @@ _BATCH = 8 << 20  # complete lines returned by one read, at most (about): memory
 
 
 def _path_name(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
-    """``os.fspath(Path(path))``, without importing pathlib for a string already in the form
-    Path gives it: no empty or ``.`` component (a doubled or trailing slash, ``./``), which
-    are the only parts of a POSIX path that Path drops. A bytes path is decoded as
-    ``os.fsdecode`` does: a byte that is not UTF-8 becomes a lone surrogate, which the
-    ``os`` functions turn back into the same byte."""
-    if type(path) is str and path:
-        parts = path.split("/")
-        if "" not in parts[path.startswith("/") :] and "." not in parts:
-            return path if path.isascii() else _encodable(path)
-    from pathlib import Path
-
-    return _encodable(os.fspath(Path(os.fsdecode(path))))
-
-
-def _encodable(path: str) -> str:
-    """``path``, if the file system can be given it; a ``ValueError`` naming it if not."""
+    """The file's name as ``pathlib.Path`` prints it (no doubled or trailing slash, no ``.``
+    component). A bytes path is decoded as ``os.fsdecode`` does: a byte that is not UTF-8
+    becomes a lone surrogate, which the ``os`` functions turn back into the same byte. A str
+    holding a lone surrogate that stands for no byte is refused (``ValueError`` naming it)."""
+    name = os.fspath(Path(os.fsdecode(path)))
     try:
-        os.fsencode(path)
+        os.fsencode(name)
     except UnicodeEncodeError as error:
         raise ValueError(
-            f"path: {shown_name(path)} holds {shown_name(error.object[error.start : error.end])}, "
+            f"path: {shown_name(name)} holds {shown_name(error.object[error.start : error.end])}, "
             "a lone surrogate that stands for no byte of a file name; pass the name as bytes, "
             "or as os.fsdecode(bytes) gives it"
         ) from None
-    return path
-
-
-class _Flock:
-    """Holds ``flock(fd, operation)`` for a ``with`` block (contextlib's decorator, written
-    out: importing contextlib cost `runcontext log` more than the rest of this module)."""
-
-    __slots__ = ("_fd", "_operation")
-
-    def __init__(self, fd: int, operation: int) -> None:
-        self._fd = fd
-        self._operation = operation
-
-    def __enter__(self) -> None:
-        fcntl.flock(self._fd, self._operation)
-
-    def __exit__(self, *_: object) -> None:
-        fcntl.flock(self._fd, fcntl.LOCK_UN)
+    return name
 
 
 class LineTooLong(Exception):
@@ -130,7 +98,7 @@ class FileStore:
         durable: bool = False,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
-        self._path = _path_name(path)  # what Path(path) would print
+        self._path = _path_name(path)
         self._shown = shown_name(self._path)  # what messages show (docs/TRANSCRIPT.md)
         self._durable = durable
         self._max_line_bytes = max_line_bytes
@@ -149,8 +117,6 @@ class FileStore:
 
     @property
     def path(self) -> Path:
-        from pathlib import Path
-
         return Path(self._path)
 
     @property
@@ -164,8 +130,6 @@ class FileStore:
     def create(self, lines: Sequence[bytes]) -> None:
         """Write ``lines`` aside and hard-link the file into place: complete or absent, and an
         existing file is never overwritten (``FileExistsError``)."""
-        import uuid  # here: with platform, it was 5 ms of `runcontext log`'s start-up
-
         data = b"".join(lines)
         target = self.path
         temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
@@ -314,13 +278,18 @@ class FileStore:
         self.partial = partial
         return chunks, position
 
-    def writing(self) -> _Writing:
+    @contextmanager
+    def writing(self) -> Iterator[None]:
         """Hold the exclusive lock for one append, once the path still names the file opened
-        (:class:`TranscriptReplacedError` if not). A process forked from the one that opened
-        the file first opens a descriptor of its own: an inherited descriptor shares the
-        parent's lock, which would then exclude nobody."""
+        (:class:`TranscriptReplacedError` if not): checked once the lock is held, before
+        anything is written (another program replacing the file during the append, which takes
+        no lock, is caught by the next one). A process forked from the one that opened the
+        file first opens a descriptor of its own: an inherited descriptor shares the parent's
+        lock, which would then exclude nobody."""
         self._own_descriptor()
-        return _Writing(self)
+        with _flock(self._fd, fcntl.LOCK_EX):
+            self.check_appendable()
+            yield
 
     def check_appendable(self) -> None:
         """Raise :class:`TranscriptReplacedError` if the path no longer names the file this
@@ -374,8 +343,6 @@ class FileStore:
             # the next writer to glue its record onto. Its complete lines stay, as a crash at
             # this point would leave them: a lock-free reader may already have read them.
             complete = start + sum(len(data) for data in lines[:written])
-            from contextlib import suppress  # here: the rare path that needs contextlib
-
             with suppress(OSError):  # if this fails too, the next open reports a torn line
                 os.ftruncate(self._fd, complete)
             if written:
@@ -407,8 +374,6 @@ class FileStore:
             )
         if self._closer is not None:
             self._closer.detach()
-        from contextlib import suppress  # here: only a forked child gets this far
-
         with suppress(OSError):
             os.close(self._fd)  # the child's copy; the parent's descriptor is unaffected
         self._fd = fd
@@ -424,8 +389,9 @@ class FileStore:
         fcntl.flock(self._fd, fcntl.LOCK_UN)
         return False
 
-    def shared(self) -> _Flock:
-        return _Flock(self._fd, fcntl.LOCK_SH)
+    def shared(self) -> AbstractContextManager[None]:
+        """Hold a shared lock: no writer appends while it is held."""
+        return _flock(self._fd, fcntl.LOCK_SH)
 
     def truncate(self, size: int) -> None:
         os.ftruncate(self._fd, size)
@@ -433,27 +399,14 @@ class FileStore:
             os.fsync(self._fd)
 
 
-class _Writing:
-    """The exclusive lock for one append, held only while the path names the store's file:
-    checked once the lock is held, before anything is written (another program replacing the
-    file during the append, which takes no lock, is caught by the next one)."""
-
-    __slots__ = ("_store",)
-
-    def __init__(self, store: FileStore) -> None:
-        self._store = store
-
-    def __enter__(self) -> None:
-        fd = self._store._fd
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            self._store.check_appendable()
-        except BaseException:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            raise
-
-    def __exit__(self, *_: object) -> None:
-        fcntl.flock(self._store._fd, fcntl.LOCK_UN)
+@contextmanager
+def _flock(fd: int, operation: int) -> Iterator[None]:
+    """Hold ``flock(fd, operation)`` for a ``with`` block."""
+    fcntl.flock(fd, operation)
+    try:
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def _split(chunks: list[bytes]) -> list[bytes]:

@@ -12,9 +12,9 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
+from runcontext._core import DEFAULT_MAX_LINE_BYTES
 from runcontext.transcript.files import LineTooLong
 from runcontext.transcript.session import Run, Session, TornTail
-from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES
 
 __all__ = ["BytesStore", "Verified", "verify_bytes"]
 

@@ -28,7 +28,7 @@ from runcontext.transcript.errors import (
     TranscriptFormatError,
     TranscriptVersionError,
 )
-from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES
+from runcontext.transcript.store import DEFAULT_MAX_LINE_BYTES, is_postgres_dsn
 
 try:
     import psycopg
@@ -62,7 +62,6 @@ _MAX_KEY_CHARS = 200
 # record), so a reader's memory is bounded by the batch, not by the session.
 _BATCH_ROWS = 1000
 _BATCH_BYTES = 8 * 1024 * 1024
-_SCHEMES = ("postgresql://", "postgres://")
 # Serialises concurrent init_schema calls (CREATE TABLE IF NOT EXISTS is not safe against a
 # concurrent one); any constant, chosen once.
 _INIT_LOCK = 0x72756E63  # "runc"
@@ -165,11 +164,6 @@ _ROW_AND_LAST_RECORD = """
     ) AS last ON true
     WHERE s.tenant = %s AND s.session_id = %s
 """
-
-
-def is_postgres_dsn(target: object) -> bool:
-    """Whether ``target`` is a ``postgresql://`` or ``postgres://`` URI."""
-    return isinstance(target, str) and target.startswith(_SCHEMES)
 
 
 def parse_dsn(dsn: str) -> tuple[str, str | None, str | None]:

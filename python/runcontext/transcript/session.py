@@ -22,16 +22,16 @@ from __future__ import annotations
 import os
 import warnings
 import weakref
-
-# The modules `runcontext log` needs not (issue 13): collections.abc's Mapping is
-# _collections_abc's, loaded at start-up; threading.RLock() makes a _thread.RLock; pathlib and
-# datetime load when Session.path and Session.created are first asked for.
-from _collections_abc import Mapping
-from _thread import RLock
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from threading import RLock
+from typing import Any
 
 from runcontext._checks import check_context, check_message, check_messages
 from runcontext._core import (
     DEFAULT_MAX_LINE_BYTES,
+    TRANSCRIPT_VERSION,
     Run,
     RunContext,
     TornTail,
@@ -40,14 +40,7 @@ from runcontext._core import (
     digest_bytes,
 )
 from runcontext.errors import CanonicalJSONError
-from runcontext.transcript._records import (
-    TRANSCRIPT_VERSION,
-    Clock,
-    message_body,
-    parse_time,
-    timestamp,
-    utc_now,
-)
+from runcontext.transcript._timestamps import Clock, parse_time, timestamp, utc_now
 from runcontext.transcript.errors import (
     ConversationMismatchError,
     SeedMismatchError,
@@ -66,18 +59,9 @@ from runcontext.transcript.store import (
     OpenedStore,
     PathStore,
     TornTailStore,
+    TranscriptStore,
+    open_store,
 )
-from runcontext.transcript.stores import open_store
-
-TYPE_CHECKING = False  # not typing's: `runcontext log` lists a transcript without typing
-if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from datetime import datetime
-    from pathlib import Path
-    from typing import Any
-
-    from runcontext.transcript.store import TranscriptStore
-
 
 __all__ = ["TRANSCRIPT_VERSION", "Run", "Session", "TornTail"]
 
@@ -307,8 +291,6 @@ class Session:
         store = self._store
         if isinstance(store, PathStore):
             return store.path
-        from pathlib import Path
-
         return Path(store.name)
 
     @property
@@ -334,9 +316,7 @@ class Session:
     @property
     def created(self) -> datetime:
         """The header's UTC timestamp."""
-        if self._created is None:  # `runcontext log` never asks: it lists without datetime
-            self._created = parse_time(self._state.header_time)
-        return self._created
+        return parse_time(self._state.header_time)
 
     @property
     def durable(self) -> bool:
@@ -712,6 +692,19 @@ class Session:
             )
 
 
+def message_body(message: Mapping[str, Any], argument: str) -> bytes:
+    """The canonical JSON of one message; an error names ``argument`` (``messages[3]``)."""
+    try:
+        return canonical_json(message if type(message) is dict else dict(message))
+    except CanonicalJSONError as error:
+        # TypeError for a value JSON cannot hold, ValueError otherwise; the cause keeps the
+        # original class and its path.
+        problem = TypeError if isinstance(error, TypeError) else ValueError
+        raise problem(
+            f"{argument}: the message cannot be stored in a transcript: {error}"
+        ) from error
+
+
 def _tokens_body(tokens: Mapping[str, Any]) -> bytes:
     """The canonical JSON of a ``tokens`` member; the core checks its form on write."""
     if not isinstance(tokens, Mapping):
@@ -733,7 +726,7 @@ def _store(
     tenant: str | None = None,
 ) -> TranscriptStore:
     if isinstance(target, str | bytes | os.PathLike):
-        # A path, or a postgresql:// URI (runcontext.transcript.stores.open_store).
+        # A path, or a postgresql:// URI (runcontext.transcript.store.open_store).
         return open_store(
             target,
             session_id=session_id,
@@ -743,8 +736,6 @@ def _store(
         )
     if session_id is not None or tenant is not None:
         raise ValueError("session_id and tenant are for a PostgreSQL URI, not a store object")
-    from runcontext.transcript.store import TranscriptStore  # here: a path needs no typing
-
     if isinstance(target, TranscriptStore):
         return target
     raise TypeError(f"path: expected a file path or a TranscriptStore, got {type(target).__name__}")

@@ -1,4 +1,5 @@
-"""Where a transcript's records live: the interface every store implements.
+"""Where a transcript's records live: the interface every store implements, and
+:func:`open_store`, which gives the store a path or a ``postgresql://`` URI names.
 
 A store keeps one session's records as the exact canonical line bytes (docs/TRANSCRIPT.md) in
 order; it knows nothing of what a record means. :class:`runcontext.transcript.Session` does
@@ -57,16 +58,18 @@ driver's connection error, wrapped in a ``TranscriptError`` naming the store) fo
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 # A record longer than this is refused on read unless the caller raises the cap: a hostile or
-# damaged file must not make a reader allocate without bound (docs/TRANSCRIPT.md, Limits). The
-# core's constant, re-exported here; the modules `runcontext log` needs import it from the core,
-# so that listing a transcript does not import this module (and typing and contextlib with it).
+# damaged file must not make a reader allocate without bound (docs/TRANSCRIPT.md, Limits).
 from runcontext._core import DEFAULT_MAX_LINE_BYTES
+from runcontext.transcript.errors import shown_name
+from runcontext.transcript.files import FileStore
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
@@ -76,6 +79,8 @@ __all__ = [
     "PathStore",
     "TornTailStore",
     "TranscriptStore",
+    "is_postgres_dsn",
+    "open_store",
     "read_all",
 ]
 
@@ -160,3 +165,49 @@ def read_all(store: TranscriptStore) -> list[bytes]:
         if not batch:
             return lines
         lines.extend(batch)
+
+
+def is_postgres_dsn(target: object) -> bool:
+    """Whether ``target`` names a PostgreSQL store (a ``postgresql://``/``postgres://`` URI)."""
+    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
+
+
+def open_store(
+    target: str | bytes | os.PathLike[str] | os.PathLike[bytes],
+    *,
+    session_id: str | None = None,
+    tenant: str | None = None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    durable: bool = False,
+) -> TranscriptStore:
+    """The store ``target`` names: what ``Session.create``/``Session.open`` and the command
+    line accept wherever they take a transcript.
+
+    A path gives a :class:`~runcontext.transcript.files.FileStore` (which opens nothing until
+    ``Session.open`` or its own ``open``); ``session_id`` and ``tenant`` are refused for it, as
+    a file holds one session. A ``postgresql://host/db?session=ID&tenant=T`` URI (or
+    ``postgres://``) gives a connected :class:`~runcontext.transcript.postgres.PostgresStore`
+    (``session_id=`` and ``tenant=`` may stand in for the query parameters; the session id is
+    required, the tenant defaults to ``"default"``); it needs the ``postgres`` extra, which is
+    imported only then. ``durable`` is the file store's (PostgreSQL commits are as durable as
+    the server is configured to make them).
+    """
+    if not isinstance(target, str):  # bytes or a path object: the file store's str form
+        target = os.fsdecode(target)
+    if is_postgres_dsn(target):
+        # Imported here: psycopg is an optional dependency, which a file store never needs.
+        from runcontext.transcript.postgres import PostgresStore
+
+        return PostgresStore(target, session_id, tenant=tenant, max_line_bytes=max_line_bytes)
+    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", target)
+    if scheme is not None:
+        raise ValueError(
+            f"{shown_name(target)}: unknown store scheme {scheme.group(1)!r}; give a path or a "
+            "postgresql:// URI"
+        )
+    if session_id is not None or tenant is not None:
+        raise ValueError(
+            f"{shown_name(target)}: session_id and tenant are for a PostgreSQL store; a "
+            "transcript file holds one session"
+        )
+    return FileStore(target, durable=durable, max_line_bytes=max_line_bytes)

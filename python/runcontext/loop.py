@@ -26,10 +26,8 @@ from runcontext._splice import splice, spliced
 from runcontext.budget.calibration import RequestCounter
 from runcontext.budget.limits import Budget, BudgetExceededError, Spent
 from runcontext.budget.request_count import RequestCount
-from runcontext.budget.usage import Usage
-from runcontext.transcript.async_session import AsyncSession
-from runcontext.transcript.errors import RunNotRecordedError
-from runcontext.transcript.session import Run, Session
+from runcontext.budget.usage import UnreadableUsageWarning, Usage, read_usage
+from runcontext.transcript import AsyncSession, Run, RunNotRecordedError, Session
 
 __all__ = ["MAX_COMPACTIONS", "Adapter", "Backend", "Counter", "Loop", "RunOutcome"]
 
@@ -211,7 +209,7 @@ class Loop:
         The transcript append runs in a worker thread, so waiting for the file lock never
         blocks the event loop.
         """
-        import asyncio  # on first use: `import runcontext` stays cheap
+        import asyncio  # imported by async code only, as in runcontext.transcript.async_session
 
         prepared = self._prepare(messages, context)
         response = self.backend(prepared.request)
@@ -356,8 +354,6 @@ class Loop:
         if self.reply is None:
             return _Answered(response=response, reply=_reply(response), usage=None)
         reply = _reply(self.reply(response))
-        from runcontext.budget.usage import UnreadableUsageWarning, read_usage
-
         try:
             usage = read_usage(response)
         except (TypeError, ValueError) as error:

@@ -100,6 +100,7 @@ def test_import_runcontext_loads_the_core_and_no_subpackage() -> None:
     imported = _new_modules("import runcontext")
     assert {name for name in imported if name.startswith("runcontext")} == {
         "runcontext",
+        "runcontext._checks",
         "runcontext._core",
         "runcontext._splice",
         "runcontext.errors",

@@ -37,6 +37,7 @@ mod context;
 mod errors;
 mod read;
 mod records;
+#[cfg(test)]
 mod syntax;
 #[cfg(test)]
 mod tests;

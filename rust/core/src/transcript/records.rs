@@ -1,9 +1,9 @@
 //! One line's members: the general reader ([`check_record`]), which gives every refusal,
 //! and the in-place reader of plainly canonical lines ([`scan_record`]).
 
-use super::syntax::{json_syntax_error, nesting};
 use super::{check_time, is_digest, Envelope, ErrorKind, SectionRef, TranscriptError};
 use crate::canonical::MAX_DEPTH;
+use crate::parse::{nesting, syntax_error as json_syntax_error};
 use crate::parse::{parse, ParseErrorKind};
 use crate::runcontext::Position;
 use crate::scan::Scan;

@@ -1,9 +1,10 @@
-//! The JSON grammar alone, to rank a refused line's problems in the table's order.
+//! The grammar check transcript readers used before the parser had a grammar-only mode, kept
+//! as the oracle of a differential test of that mode.
 
 /// The offset of the first byte where `text` stops being JSON text (RFC 8259 grammar only:
 /// no depth limit, no duplicate or number-range rules), or `None` if it is JSON text. Runs
 /// without recursion, so any depth is checked in constant stack.
-pub(super) fn json_syntax_error(text: &[u8]) -> Option<usize> {
+fn json_syntax_error(text: &[u8]) -> Option<usize> {
     #[derive(PartialEq)]
     enum Want {
         Value,
@@ -172,7 +173,7 @@ fn skip_number(text: &[u8], start: usize) -> Result<usize, usize> {
 }
 
 /// The nesting depth of canonical JSON text (strings skipped).
-pub(super) fn nesting(json: &[u8]) -> usize {
+fn nesting(json: &[u8]) -> usize {
     let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
     for &b in json {
         if in_string {
@@ -240,6 +241,68 @@ mod tests {
             error.kind,
             ErrorKind::NotJson,
             "unclosed brackets break the grammar"
+        );
+    }
+
+    /// The grammar mode of the parser (`parse::syntax_error`, `parse::nesting`) ranks every
+    /// generated bad line exactly as the functions here do: the same offset or `None`, the
+    /// same depth.
+    #[test]
+    fn the_parser_grammar_mode_agrees_with_this_one_on_generated_lines() {
+        let seeds: Vec<Vec<u8>> = vec![
+            br#"{"a":[1,-2.5e+3,true,null,"x\u00e9\n\"\\\/"],"b":{},"c":[[],{"d":0.5E-7}]}"#
+                .to_vec(),
+            br#"{"chain":"blake3:00","index":1,"message":{"content":"hi","role":"user"},"type":"message"}"#
+                .to_vec(),
+            " [ 0 , -0 , 1e2 , \"\u{1F600}\" , false ] ".as_bytes().to_vec(),
+            [b"[".repeat(MAX_DEPTH + 3), b"]".repeat(MAX_DEPTH + 3)].concat(),
+            b"\"\\ud83d\\ude00\"".to_vec(),
+            b"{\"a\":1,\"a\":12345678901234567890}".to_vec(),
+        ];
+        let alphabet: &[u8] = b"[]{}\":,\\ \t\n-+.0123456789eEtrufalsnu/bx\x01\x1f\xff\xef\xbb\xbf";
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move |bound: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % bound as u64) as usize
+        };
+        let mut cases = 0;
+        let mut refused = 0;
+        for round in 0..60_000 {
+            let mut line = seeds[round % seeds.len()].clone();
+            for _ in 0..=next(4) {
+                let at = next(line.len() + 1);
+                match next(4) {
+                    0 if at < line.len() => line[at] = alphabet[next(alphabet.len())],
+                    1 if at < line.len() => {
+                        line.remove(at);
+                    }
+                    2 => line.truncate(at),
+                    _ => line.insert(at, alphabet[next(alphabet.len())]),
+                }
+            }
+            // Random token soup too: short texts built from the alphabet alone.
+            let soup: Vec<u8> = (0..next(12))
+                .map(|_| alphabet[next(alphabet.len())])
+                .collect();
+            for text in [&line, &soup] {
+                let old = json_syntax_error(text);
+                assert_eq!(
+                    crate::parse::syntax_error(text),
+                    old,
+                    "{:?}",
+                    String::from_utf8_lossy(text)
+                );
+                assert_eq!(crate::parse::nesting(text), nesting(text));
+                cases += 1;
+                refused += usize::from(old.is_some());
+            }
+        }
+        // Most generated lines break the grammar, and some stay JSON text.
+        assert!(
+            refused > cases / 2 && refused < cases,
+            "{refused} of {cases}"
         );
     }
 }

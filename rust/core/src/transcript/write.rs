@@ -3,11 +3,11 @@
 use std::sync::Arc;
 
 use super::records::{message_problem, scan_message};
-use super::syntax::nesting;
 use super::{chain_of, check_time, is_digest, SectionRef, Transcript, WriteError};
 use super::{CHAIN_OPEN, DIGEST_LEN, TRANSCRIPT_FORMAT, TRANSCRIPT_VERSION};
 use crate::canonical::{write_str, MAX_DEPTH};
 use crate::digest::digest_bytes;
+use crate::parse::nesting;
 use crate::parse::parse;
 use crate::runcontext::{RunContext, FORMAT_VERSION};
 use crate::scan::Scan;

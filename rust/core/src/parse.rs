@@ -941,4 +941,54 @@ mod tests {
             ParseErrorKind::Canonical(CanonicalErrorKind::TooDeep)
         );
     }
+
+    /// The grammar-only mode: `None` for JSON text (however deep, with duplicates or numbers
+    /// the parser refuses), else the first byte that cannot continue a JSON text.
+    #[test]
+    fn the_grammar_mode_finds_where_the_text_stops_being_json() {
+        let deep = [b"[".repeat(MAX_DEPTH + 10), b"]".repeat(MAX_DEPTH + 10)].concat();
+        for good in [
+            &br#"{"a":[1,-2.5e+3,true,null,"x\u00e9"],"b":{}}"#[..],
+            b" [[[[]]]] ",
+            b"0",
+            br#"{"a":1,"a":1e400}"#,
+            br#""\ud800""#,
+            &deep,
+        ] {
+            assert_eq!(
+                syntax_error(good),
+                None,
+                "{}",
+                String::from_utf8_lossy(good)
+            );
+        }
+        let past_the_limit = [b"[".repeat(MAX_DEPTH + 10), b"x".to_vec()].concat();
+        for (bad, at) in [
+            (&b"[1,]"[..], 3),
+            (b"{\"a\" 1}", 5),
+            (b"01", 1),
+            (b"1.", 2),
+            (b"1e+", 3),
+            (b"-", 1),
+            (b"[\"\x01\"]", 2),
+            (b"[] x", 3),
+            (b"[tru]", 1),
+            (br#"["\x"]"#, 2),
+            (br#"["\u12G4"]"#, 2),
+            (b"\"open", 5),
+            (b"[1,\xff]", 3),
+            (b"\xef\xbb\xbf[]", 0),
+            (b"", 0),
+            (&past_the_limit, MAX_DEPTH + 10),
+        ] {
+            assert_eq!(
+                syntax_error(bad),
+                Some(at),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        assert_eq!(nesting(br#"[{"a":"[[[{"}]]"#), 2);
+        assert_eq!(nesting(&deep), MAX_DEPTH + 10);
+    }
 }

@@ -38,8 +38,6 @@ mod errors;
 mod read;
 mod records;
 #[cfg(test)]
-mod syntax;
-#[cfg(test)]
 mod tests;
 mod time;
 mod write;

@@ -3,7 +3,7 @@
 
 use super::{check_time, is_digest, Envelope, ErrorKind, SectionRef, TranscriptError};
 use crate::canonical::MAX_DEPTH;
-use crate::parse::{nesting, syntax_error as json_syntax_error};
+use crate::parse::{nesting, syntax_error};
 use crate::parse::{parse, ParseErrorKind};
 use crate::runcontext::Position;
 use crate::scan::Scan;
@@ -36,7 +36,7 @@ pub(super) fn check_record(
                 | ParseErrorKind::NumberOverflow(_)
                 | ParseErrorKind::InexactInteger { .. }
         );
-        if let Some(offset) = json_syntax_error(raw) {
+        if let Some(offset) = syntax_error(raw) {
             return fail(
                 ErrorKind::NotJson,
                 if syntax {

@@ -237,3 +237,17 @@ fn not_json_comes_before_too_deep_in_either_order() {
     let error = Transcript::new().read_line(&valid_but_deep).unwrap_err();
     assert_eq!(error.kind, ErrorKind::TooDeep);
 }
+
+/// Unclosed brackets past the depth limit break the grammar: the line is `not-json`.
+#[test]
+fn unclosed_brackets_past_the_depth_limit_are_not_json() {
+    let deep = "[".repeat(MAX_DEPTH + 10);
+    let error = Transcript::new().read_line(deep.as_bytes()).unwrap_err();
+    assert_eq!(
+        (error.kind, error.message.as_str()),
+        (
+            ErrorKind::NotJson,
+            "not JSON: the text breaks the JSON grammar (byte 523)"
+        )
+    );
+}

@@ -1,6 +1,6 @@
 //! JSON strings in canonical form (RFC 8785 § 3.2.2.2): the escaping writer.
 
-use crate::canonical::Output;
+use crate::output::Output;
 
 // For each byte: 0 = copy as is, b'u' = write as \u00xx, anything else = write backslash + it.
 // The one statement of the canonical escapes: the writer below and the canonical-line scanner

@@ -7,11 +7,11 @@
 //! beyond ±(2**53 − 1) written without fraction or exponent, invalid UTF-8, lone surrogate
 //! escapes, a byte order mark, trailing text and nesting deeper than [`MAX_DEPTH`].
 //!
-//! The same grammar has a second mode, [`syntax_error`], which only says where a text stops
+//! The same grammar has a second mode, `syntax_error`, which only says where a text stops
 //! being JSON text: a transcript reader uses it to rank a refused line's problems in the
 //! order of its refusal table (not JSON, then too deep, then not canonical), whichever of
 //! them the parser met first. Both modes read tokens with the same functions
-//! ([`skip_whitespace`], [`number_end`], [`simple_escape`]).
+//! (`skip_whitespace`, `number_end`, `simple_escape`).
 
 use std::fmt;
 

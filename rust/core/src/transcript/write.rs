@@ -245,7 +245,7 @@ pub(super) fn write_fact_pairs(out: &mut Vec<u8>, facts: &[(String, String)]) {
 
 /// Refuse a message (its canonical JSON) that a reader would refuse inside a record: one
 /// nested so deep that the record around it exceeds [`MAX_DEPTH`], or one that is not a
-/// message by [`is_message`]. (The line cap depends on the transcript:
+/// message by [`is_message`](super::is_message). (The line cap depends on the transcript:
 /// [`Transcript::check_message`].)
 pub fn check_message(message: &[u8]) -> Result<(), WriteError> {
     let depth = nesting(message);

@@ -3,10 +3,16 @@
 //! Every front end writes canonical JSON through these functions: [`Value::to_canonical`]
 //! here, the Python object walker in the binding crate, and the RunContext digest document.
 //! See `docs/FORMAT.md` § "Canonical JSON" for the rules and why each was chosen.
+//!
+//! One job, canonical JSON output (numbers, member order, containers), in one file of about
+//! 780 lines of code; the rest is its unit tests (the number writers against the general
+//! formatter, member order against UTF-16 sorting on generated keys), kept beside the code
+//! they pin.
 
 use std::cmp::Ordering;
 use std::fmt;
 
+pub use crate::output::Output;
 use crate::path::JsonPath;
 pub(crate) use crate::string::quoted;
 pub use crate::string::write_str;
@@ -124,94 +130,6 @@ impl fmt::Display for CanonicalError {
 
 impl std::error::Error for CanonicalError {}
 
-/// Where canonical JSON is written: a `Vec<u8>`, or a front end's own buffer (the Python
-/// binding writes straight into the `bytes` object it returns, so the output is not copied).
-///
-/// # Safety
-/// An implementation behaves as `Vec<u8>` does: `as_mut_ptr()` points to `capacity()`
-/// writable bytes of which the first `len()` are initialised, `reserve(n)` leaves at least
-/// `n` bytes of capacity past `len()` (moving the bytes if it must, or not returning), and
-/// `set_len` only records a length the caller has initialised.
-pub unsafe trait Output {
-    fn len(&self) -> usize;
-    fn capacity(&self) -> usize;
-    fn as_mut_ptr(&mut self) -> *mut u8;
-    fn reserve(&mut self, additional: usize);
-    /// # Safety
-    /// `len <= capacity()`, and the bytes below it are initialised.
-    unsafe fn set_len(&mut self, len: usize);
-
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    #[inline(always)]
-    fn push(&mut self, byte: u8) {
-        self.reserve(1);
-        let len = self.len();
-        // SAFETY: one byte of capacity was reserved past the length.
-        unsafe {
-            *self.as_mut_ptr().add(len) = byte;
-            self.set_len(len + 1);
-        }
-    }
-
-    #[inline(always)]
-    fn extend_from_slice(&mut self, bytes: &[u8]) {
-        self.reserve(bytes.len());
-        let len = self.len();
-        // SAFETY: `bytes.len()` bytes of capacity were reserved past the length.
-        unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.as_mut_ptr().add(len), bytes.len());
-            self.set_len(len + bytes.len());
-        }
-    }
-
-    /// Appends `count` copies of `byte`.
-    fn extend_with(&mut self, count: usize, byte: u8) {
-        self.reserve(count);
-        let len = self.len();
-        // SAFETY: `count` bytes of capacity were reserved past the length.
-        unsafe {
-            std::ptr::write_bytes(self.as_mut_ptr().add(len), byte, count);
-            self.set_len(len + count);
-        }
-    }
-}
-
-// SAFETY: each method is Vec's own.
-unsafe impl Output for Vec<u8> {
-    #[inline(always)]
-    fn len(&self) -> usize {
-        Vec::len(self)
-    }
-    #[inline(always)]
-    fn capacity(&self) -> usize {
-        Vec::capacity(self)
-    }
-    #[inline(always)]
-    fn as_mut_ptr(&mut self) -> *mut u8 {
-        Vec::as_mut_ptr(self)
-    }
-    #[inline(always)]
-    fn reserve(&mut self, additional: usize) {
-        Vec::reserve(self, additional)
-    }
-    #[inline(always)]
-    unsafe fn set_len(&mut self, len: usize) {
-        // SAFETY: the caller's promise is Vec::set_len's.
-        unsafe { Vec::set_len(self, len) }
-    }
-    #[inline(always)]
-    fn push(&mut self, byte: u8) {
-        Vec::push(self, byte)
-    }
-    #[inline(always)]
-    fn extend_from_slice(&mut self, bytes: &[u8]) {
-        Vec::extend_from_slice(self, bytes)
-    }
-}
-
 /// Writes a double as ECMAScript `Number.prototype.toString` does (RFC 8785 § 3.2.2.3):
 /// shortest round-trip digits, exponent forms below 1e-6 and from 1e21, `-0` as `0`.
 pub fn write_f64<O: Output>(out: &mut O, v: f64) -> Result<(), CanonicalError> {
@@ -251,8 +169,7 @@ pub const NUMBER_RUN: usize = 32;
 /// outside ±[`MAX_SAFE_INTEGER`] (left unwritten, for the caller to write, or refuse, the
 /// general way) or [`NUMBER_RUN`] are written; returns how many were. For a front end
 /// writing an array whose elements are mostly numbers: one reservation for the run, then no
-/// capacity checks (the checks of each number and of its comma were a sixth of an int's
-/// instructions).
+/// capacity checks for each number and its comma.
 #[inline(always)]
 pub fn write_int_run<O: Output>(
     out: &mut O,
@@ -421,9 +338,8 @@ unsafe fn write_safe_int(dst: *mut u8, v: i64) -> usize {
 /// Writes `-` (if `negative`) and `m` (below 10**8) straight to `dst`, returning the length.
 ///
 /// Ints below 10**8 skip the scratch buffer: its 24-byte copy loads bytes stored a moment
-/// before by narrower stores, which the processor cannot forward, so each int waited for its
-/// own digits to reach the cache (10,000 small ints ran 1.4-1.7x orjson's wall time at
-/// 1.02x its instructions).
+/// before by narrower stores, which the processor cannot forward, so each int would wait
+/// for its own digits to reach the cache.
 ///
 /// # Safety
 /// Nine bytes must be writable at `dst`.
@@ -784,8 +700,8 @@ struct PrefixEntry {
 
 /// The members' indices in canonical key order, sorted on a sixteen-byte prefix of each key
 /// with its bytes in UTF-16 order ([`utf16_order`]), comparing whole keys only where two
-/// prefixes are equal (comparing whole keys through [`cmp_keys`] was two thirds of the
-/// instructions of a 10,000-key dict). None when there are more members than a `u32` counts;
+/// prefixes are equal (comparing whole keys through [`cmp_keys`] is most of the cost of
+/// sorting a large dict). None when there are more members than a `u32` counts;
 /// the caller then sorts with [`cmp_keys`].
 ///
 /// Why the prefix order is the canonical order: let two keys' prefixes differ first at byte

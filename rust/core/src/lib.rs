@@ -32,6 +32,7 @@ pub mod args;
 pub mod canonical;
 pub mod digest;
 mod number;
+mod output;
 pub mod parse;
 pub mod path;
 mod rehash;

@@ -6,6 +6,12 @@
 //! represent faithfully: duplicate member names, numbers that overflow a double, integers
 //! beyond ±(2**53 − 1) written without fraction or exponent, invalid UTF-8, lone surrogate
 //! escapes, a byte order mark, trailing text and nesting deeper than [`MAX_DEPTH`].
+//!
+//! The same grammar has a second mode, `syntax_error`, which only says where a text stops
+//! being JSON text: a transcript reader uses it to rank a refused line's problems in the
+//! order of its refusal table (not JSON, then too deep, then not canonical), whichever of
+//! them the parser met first. Both modes read tokens with the same functions
+//! (`skip_whitespace`, `number_end`, `simple_escape`).
 
 use std::fmt;
 
@@ -211,9 +217,7 @@ impl Parser<'_> {
     }
 
     fn skip_whitespace(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.pos += 1;
-        }
+        self.pos = skip_whitespace(self.bytes, self.pos);
     }
 
     fn expect(&mut self, byte: u8, expected: &'static str) -> Result<(), ParseError> {
@@ -398,14 +402,6 @@ impl Parser<'_> {
                     let escape_at = self.pos;
                     self.pos += 1;
                     let c = match self.peek() {
-                        Some(b'"') => '"',
-                        Some(b'\\') => '\\',
-                        Some(b'/') => '/',
-                        Some(b'b') => '\u{8}',
-                        Some(b'f') => '\u{c}',
-                        Some(b'n') => '\n',
-                        Some(b'r') => '\r',
-                        Some(b't') => '\t',
                         Some(b'u') => {
                             self.pos += 1;
                             let c = self.unicode_escape(escape_at)?;
@@ -413,7 +409,10 @@ impl Parser<'_> {
                             start = self.pos;
                             continue;
                         }
-                        _ => return Err(self.error(ParseErrorKind::InvalidEscape)),
+                        escape => match escape.and_then(simple_escape) {
+                            Some(c) => c,
+                            None => return Err(self.error(ParseErrorKind::InvalidEscape)),
+                        },
                     };
                     self.pos += 1;
                     out.push(c);
@@ -457,44 +456,11 @@ impl Parser<'_> {
         char::from_u32(code).ok_or_else(|| lone(self))
     }
 
-    fn digits(&mut self) -> usize {
-        let start = self.pos;
-        while let Some(b'0'..=b'9') = self.peek() {
-            self.pos += 1;
-        }
-        self.pos - start
-    }
-
     fn number(&mut self) -> Result<Value, ParseError> {
         let start = self.pos;
-        if self.peek() == Some(b'-') {
-            self.pos += 1;
-        }
-        match self.peek() {
-            Some(b'0') => self.pos += 1,
-            Some(b'1'..=b'9') => {
-                self.digits();
-            }
-            _ => return Err(self.error(ParseErrorKind::InvalidNumber)),
-        }
-        let mut integer = true;
-        if self.peek() == Some(b'.') {
-            integer = false;
-            self.pos += 1;
-            if self.digits() == 0 {
-                return Err(self.error(ParseErrorKind::InvalidNumber));
-            }
-        }
-        if let Some(b'e' | b'E') = self.peek() {
-            integer = false;
-            self.pos += 1;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.pos += 1;
-            }
-            if self.digits() == 0 {
-                return Err(self.error(ParseErrorKind::InvalidNumber));
-            }
-        }
+        let (end, integer) = number_end(self.bytes, start)
+            .map_err(|at| error_at(self.bytes, at, ParseErrorKind::InvalidNumber))?;
+        self.pos = end;
         if let Some(b'0'..=b'9') = self.peek() {
             return Err(self.error(ParseErrorKind::InvalidNumber)); // a leading zero, as in 01
         }
@@ -534,6 +500,241 @@ impl Parser<'_> {
         }
         Ok(Value::Number(v))
     }
+}
+
+/// The offset after the whitespace (RFC 8259: space, tab, line feed, carriage return) at `i`.
+fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(i) {
+        i += 1;
+    }
+    i
+}
+
+/// The character a one-letter escape `\x` stands for (`\uXXXX` aside), or `None` if JSON has
+/// no such escape.
+fn simple_escape(letter: u8) -> Option<char> {
+    Some(match letter {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        _ => return None,
+    })
+}
+
+/// The number grammar from `start` (a `-` or a digit): the offset after the number and
+/// whether it is written as an integer (no fraction, no exponent), or the offset of the
+/// first byte that cannot continue it. A digit right after a leading `0` ends the number
+/// here; what follows a number is the caller's to judge.
+fn number_end(bytes: &[u8], start: usize) -> Result<(usize, bool), usize> {
+    let digits = |from: usize| {
+        from + bytes
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count()
+    };
+    let mut i = start;
+    if bytes.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match bytes.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i = digits(i),
+        _ => return Err(i),
+    }
+    let mut integer = true;
+    if bytes.get(i) == Some(&b'.') {
+        integer = false;
+        let end = digits(i + 1);
+        if end == i + 1 {
+            return Err(i + 1);
+        }
+        i = end;
+    }
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        integer = false;
+        i += 1;
+        if matches!(bytes.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let end = digits(i);
+        if end == i {
+            return Err(i);
+        }
+        i = end;
+    }
+    Ok((i, integer))
+}
+
+/// The offset of the first byte where `text` stops being JSON text, or `None` if it is JSON
+/// text: the parser's grammar in the mode that ranks a refused transcript line's problems.
+/// It differs from [`parse`] in what it leaves out, not in the grammar: no depth limit, and
+/// a constant stack (an explicit stack of one byte per open bracket instead of recursion),
+/// so a syntax error past the [`MAX_DEPTH`]th bracket is found; no canonical-form rules
+/// (duplicate member names, number range, lone surrogates), which rank after the grammar;
+/// no value built. A byte order mark is not whitespace here, so it breaks the grammar. A
+/// bad escape is located at its backslash and a bad literal at its first byte (the parser
+/// locates both at the first wrong byte).
+pub(crate) fn syntax_error(text: &[u8]) -> Option<usize> {
+    #[derive(PartialEq)]
+    enum Want {
+        Value,
+        ValueOrClose,
+        Key,
+        KeyOrClose,
+        Colon,
+        CommaOrClose,
+    }
+    if let Err(error) = std::str::from_utf8(text) {
+        return Some(error.valid_up_to());
+    }
+    let mut stack: Vec<u8> = Vec::new(); // b'[' or b'{'
+    let mut want = Want::Value;
+    let mut i = 0;
+    let n = text.len();
+    loop {
+        i = skip_whitespace(text, i);
+        if i == n {
+            return (!(stack.is_empty() && want == Want::CommaOrClose)).then_some(n);
+        }
+        let b = text[i];
+        match want {
+            Want::Colon => {
+                if b != b':' {
+                    return Some(i);
+                }
+                i += 1;
+                want = Want::Value;
+            }
+            Want::CommaOrClose => {
+                let Some(&top) = stack.last() else {
+                    return Some(i); // text after the value
+                };
+                match (b, top) {
+                    (b',', b'[') => want = Want::Value,
+                    (b',', _) => want = Want::Key,
+                    (b']', b'[') | (b'}', b'{') => {
+                        stack.pop();
+                    }
+                    _ => return Some(i),
+                }
+                i += 1;
+            }
+            Want::Key | Want::KeyOrClose => {
+                if b == b'}' && want == Want::KeyOrClose {
+                    stack.pop();
+                    i += 1;
+                    want = Want::CommaOrClose;
+                } else if b == b'"' {
+                    match string_end(text, i) {
+                        Ok(end) => i = end,
+                        Err(at) => return Some(at),
+                    }
+                    want = Want::Colon;
+                } else {
+                    return Some(i);
+                }
+            }
+            Want::Value | Want::ValueOrClose => {
+                match b {
+                    b']' if want == Want::ValueOrClose => {
+                        stack.pop();
+                        i += 1;
+                    }
+                    b'[' | b'{' => {
+                        stack.push(b);
+                        i += 1;
+                        want = if b == b'[' {
+                            Want::ValueOrClose
+                        } else {
+                            Want::KeyOrClose
+                        };
+                        continue;
+                    }
+                    b'"' => match string_end(text, i) {
+                        Ok(end) => i = end,
+                        Err(at) => return Some(at),
+                    },
+                    b't' | b'f' | b'n' => {
+                        let word: &[u8] = match b {
+                            b't' => b"true",
+                            b'f' => b"false",
+                            _ => b"null",
+                        };
+                        if !text[i..].starts_with(word) {
+                            return Some(i);
+                        }
+                        i += word.len();
+                    }
+                    b'-' | b'0'..=b'9' => match number_end(text, i) {
+                        Ok((end, _)) => i = end,
+                        Err(at) => return Some(at),
+                    },
+                    _ => return Some(i),
+                }
+                want = Want::CommaOrClose;
+            }
+        }
+    }
+}
+
+/// The offset after the string starting at `start` (a `"`), or where it breaks the grammar:
+/// a raw control character, the backslash of an escape JSON does not have, or the end.
+fn string_end(text: &[u8], start: usize) -> Result<usize, usize> {
+    let mut i = start + 1;
+    while i < text.len() {
+        match text[i] {
+            b'"' => return Ok(i + 1),
+            b'\\' => match text.get(i + 1) {
+                Some(b'u') => {
+                    let hex = text.get(i + 2..i + 6);
+                    if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
+                        return Err(i);
+                    }
+                    i += 6;
+                }
+                Some(&letter) if simple_escape(letter).is_some() => i += 2,
+                _ => return Err(i),
+            },
+            0..=0x1f => return Err(i),
+            _ => i += 1,
+        }
+    }
+    Err(text.len())
+}
+
+/// The nesting depth of JSON text (strings skipped): its deepest run of open brackets. For
+/// text that is not JSON it is a count of brackets outside strings, nothing more.
+pub(crate) fn nesting(json: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in json {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// Significant digits (no leading or trailing zeros) and decimal exponent of a number
@@ -739,5 +940,55 @@ mod tests {
             e.kind,
             ParseErrorKind::Canonical(CanonicalErrorKind::TooDeep)
         );
+    }
+
+    /// The grammar-only mode: `None` for JSON text (however deep, with duplicates or numbers
+    /// the parser refuses), else the first byte that cannot continue a JSON text.
+    #[test]
+    fn the_grammar_mode_finds_where_the_text_stops_being_json() {
+        let deep = [b"[".repeat(MAX_DEPTH + 10), b"]".repeat(MAX_DEPTH + 10)].concat();
+        for good in [
+            &br#"{"a":[1,-2.5e+3,true,null,"x\u00e9"],"b":{}}"#[..],
+            b" [[[[]]]] ",
+            b"0",
+            br#"{"a":1,"a":1e400}"#,
+            br#""\ud800""#,
+            &deep,
+        ] {
+            assert_eq!(
+                syntax_error(good),
+                None,
+                "{}",
+                String::from_utf8_lossy(good)
+            );
+        }
+        let past_the_limit = [b"[".repeat(MAX_DEPTH + 10), b"x".to_vec()].concat();
+        for (bad, at) in [
+            (&b"[1,]"[..], 3),
+            (b"{\"a\" 1}", 5),
+            (b"01", 1),
+            (b"1.", 2),
+            (b"1e+", 3),
+            (b"-", 1),
+            (b"[\"\x01\"]", 2),
+            (b"[] x", 3),
+            (b"[tru]", 1),
+            (br#"["\x"]"#, 2),
+            (br#"["\u12G4"]"#, 2),
+            (b"\"open", 5),
+            (b"[1,\xff]", 3),
+            (b"\xef\xbb\xbf[]", 0),
+            (b"", 0),
+            (&past_the_limit, MAX_DEPTH + 10),
+        ] {
+            assert_eq!(
+                syntax_error(bad),
+                Some(at),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        assert_eq!(nesting(br#"[{"a":"[[[{"}]]"#), 2);
+        assert_eq!(nesting(&deep), MAX_DEPTH + 10);
     }
 }

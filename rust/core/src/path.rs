@@ -61,7 +61,7 @@ impl fmt::Display for JsonPath {
             match segment {
                 Segment::Index(i) => write!(f, "[{i}]")?,
                 Segment::Key(k) if is_identifier(k) => write!(f, ".{k}")?,
-                Segment::Key(k) => write!(f, "[{}]", crate::canonical::quoted(k))?,
+                Segment::Key(k) => write!(f, "[{}]", crate::string::quoted(k))?,
             }
         }
         Ok(())

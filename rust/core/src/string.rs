@@ -1,6 +1,6 @@
 //! JSON strings in canonical form (RFC 8785 § 3.2.2.2): the escaping writer.
 
-use crate::canonical::Output;
+use crate::output::Output;
 
 // For each byte: 0 = copy as is, b'u' = write as \u00xx, anything else = write backslash + it.
 // The one statement of the canonical escapes: the writer below and the canonical-line scanner
@@ -233,7 +233,7 @@ fn write_long<O: Output>(out: &mut O, s: &str) {
     let bytes = s.as_bytes();
     let n = bytes.len();
     // The opening quote, then the text at the rate of escapes of its first window (read
-    // once more: a few instructions a block), and at least that window's room: a text
+    // once more), and at least that window's room: a text
     // without escapes is sized to its length, one with escapes grows about never.
     // SAFETY: `WINDOW < n` bytes are readable at the start of the text.
     let added = unsafe { added_in(bytes.as_ptr(), WINDOW) };
@@ -383,9 +383,8 @@ fn has_avx2() -> bool {
 /// (a multiple of 32, more than `len - 64`) and the end of what it wrote. The rest is left to
 /// `block` and its kin.
 ///
-/// Half the instructions of `block` for text without escapes (CJK and emoji text,
-/// long runs without an escape, ran at 1.2x orjson's wall time, which scans 16 bytes a
-/// step as `block` does); an escape costs what it costs there, with a 32-byte copy.
+/// Cheaper than `block` for text without escapes (CJK and emoji text, long runs without an
+/// escape); an escape costs what it costs there, with a 32-byte copy.
 ///
 /// # Safety
 /// The processor must have AVX2 ([`has_avx2`]), `len` bytes must be readable at `src`, and

@@ -81,7 +81,9 @@ def register(subparsers: Any) -> None:
         help="show each changed section's text as a unified diff against the run before "
         "(secrets redacted on both sides)",
     )
-    selection = parser.add_argument_group("selecting runs (every filter given must hold)")
+    selection = parser.add_argument_group(
+        "selecting runs", "Every filter given must hold (a repeated --date or --section: any one)."
+    )
     selection.add_argument(
         "--since",
         metavar="WHEN",
@@ -706,21 +708,21 @@ def _part_text(label: str, text: str | None) -> str:
     return f"\n=== {label}: none ===\n" if text is None else f"\n=== {label} ===\n{text}\n"
 
 
-def _messages_text(messages: Sequence[Any], start: int = 0) -> str:
+def _messages_text(messages: Sequence[Any], start: int = 0, label: str = "message") -> str:
     # Each message as the transcript holds it, as indented JSON: content blocks, tool calls and
     # provider fields stay visible, and no message text can pass for a heading.
     parts = []
     for index, message in enumerate(messages, start):
         role = _role(message)
-        label = f"message {index}" + ("" if role is None else f": {role}")
-        parts.append(f"\n=== {label} ===\n{json_text(message)}\n")
+        heading = f"{label} {index}" + ("" if role is None else f": {role}")
+        parts.append(f"\n=== {heading} ===\n{json_text(message)}\n")
     return "".join(parts)
 
 
 def _reply_text(run: Run, reply: Any) -> str:
     if reply is None:
         return "\n=== reply: none recorded ===\n"
-    return _messages_text([reply], run.messages).replace("\n=== message", "\n=== reply: message", 1)
+    return _messages_text([reply], run.messages, "reply: message")
 
 
 def _full_json(context: RunContext) -> dict[str, Any]:

@@ -85,6 +85,23 @@ def test_diff_shows_each_changed_sections_text_redacted_and_terminal_safe(
     assert "@@" not in logged(capsys, str(transcript))
 
 
+def test_diff_lines_are_split_at_line_feeds_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A carriage return or a line separator inside a line stays in its line (a carriage return
+    # escaped), not a line break of the diff that would hide it.
+    path = tmp_path / "separators.jsonl"
+    with Session.create(path, [SEED], clock=ticking()) as session:
+        session.record_run([SEED], RunContext(head_sections=[("notes", "one\ntwo")]))
+        session.record_run([SEED], RunContext(head_sections=[("notes", "one\rX\u2028Y\ntwo")]))
+    out = logged(capsys, str(path), "--diff")
+    assert out.split("@@ -1,2 +1,2 @@\n")[1].split("\n")[:3] == [
+        "    -one",
+        "    +one\\x0dX\u2028Y",  # one line of the text, as the model reads it
+        "     two",
+    ]
+
+
 def test_a_section_that_only_moved_has_no_diff(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

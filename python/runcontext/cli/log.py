@@ -473,10 +473,9 @@ class _Listing:
         told = _told(current.facts)
         if told is None:
             return None
-        day = self.days.get(told, "")
-        if day == "":
-            day = self.days[told] = _day(told)
-        return None if day == recorded else told
+        if told not in self.days:
+            self.days[told] = _day(told)
+        return None if self.days[told] == recorded else told
 
     def _diff_lines(self, before: Section, after: Section) -> list[str]:
         """The unified diff of two texts of a section, each redacted as the providers redact
@@ -640,13 +639,20 @@ def _unified_diff(before: Section, after: Section) -> list[str]:
     old, new = redact(before.text)[0], redact(after.text)[0]
     return list(
         unified_diff(
-            old.splitlines(),
-            new.splitlines(),
-            f"{before.name} ({before.position}, before)",
-            f"{after.name} ({after.position}, this run)",
+            _lines(old),
+            _lines(new),
+            f"{_one_line(before.name)} ({before.position}, before)",
+            f"{_one_line(after.name)} ({after.position}, this run)",
             lineterm="",
         )
     )
+
+
+def _lines(text: str) -> list[str]:
+    """``text`` split at ``\n`` only: ``str.splitlines`` also splits at CR, U+2028 and other
+    separators, which would then vanish from the diff (a CR in a line is shown as ``\x0d``)."""
+    lines = text.split("\n")
+    return lines[:-1] if lines[-1] == "" else lines
 
 
 def _time(time: str) -> str:

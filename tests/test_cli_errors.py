@@ -67,6 +67,10 @@ CASES = [
         ["log", "postgresql://db.invalid/agents?session=a", "--session", "b"],
         "runcontext log: --session 'b' differs from the URI's session='a'; give it once",
     ),
+    (
+        ["log", "postgresql://db.invalid/agents?session=a&tenant=t1", "--tenant", "t2"],
+        "runcontext log: --tenant 't2' differs from the URI's tenant='t1'; give it once\n",
+    ),
     (["log", "{t}", "--max-line-bytes", "10"], "read it with a larger --max-line-bytes N"),
     (["log", "{t}", "--run", "2"], "runcontext log: {t}: no run 2: the transcript has runs 1 to 1"),
     (["canon", "{missing}"], "runcontext canon: no such file: {missing}"),

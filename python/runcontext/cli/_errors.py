@@ -39,8 +39,9 @@ _ADVICE = (
     ),
     ("read it with a larger max_line_bytes", "read it with a larger --max-line-bytes N"),
 )
-# An argument named as a program passes it (`session_id='a'`), and the flag that passes it.
-_ARGUMENTS = re.compile(r"\b(session_id|tenant|max_line_bytes)=(?=['\"\d])")
+# An argument named as a program passes it (`session_id='a'`), and the flag that passes it; not
+# a URI's query parameter (`&tenant=1`, "the URI's tenant='c'").
+_ARGUMENTS = re.compile(r"(?<![?&])(?<!'s )\b(session_id|tenant|max_line_bytes)=(?=['\"\d])")
 _FLAGS = {"session_id": "--session ", "tenant": "--tenant ", "max_line_bytes": "--max-line-bytes "}
 # What an OSError's default text says, as a shell user reads it before the file's name.
 _PHRASES = {"No such file or directory": "no such file"}

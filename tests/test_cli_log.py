@@ -93,21 +93,38 @@ def short(context: RunContext, name: str) -> str:
     return digest[: len("blake3:") + 12]
 
 
-def test_log_run_prints_the_head_and_tail_exactly_as_sent(
+def message_text(index: int, message: dict[str, str], label: str = "message") -> str:
+    return (
+        f"\n=== {label} {index}: {message['role']} ===\n"
+        f'{{\n  "content": "{message["content"]}",\n  "role": "{message["role"]}"\n}}\n'
+    )
+
+
+def test_log_run_prints_what_was_sent_in_order_then_the_reply(
     transcript: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run_log(str(transcript), "--run", "3") == 0
-    out = capsys.readouterr().out
-    assert out == (
+    entry = (
         f"run 3  2025-01-30 09:00:00Z  told 2025-01-28  {WEDNESDAY.digest}  6 messages\n"
         f"  added    section ci: tail 19 B {short(WEDNESDAY, 'ci')}\n"
         f"  changed  section tools: head 11 B {short(TUESDAY, 'tools')} → "
         f"tail 11 B {short(WEDNESDAY, 'tools')}\n"
-        "\n=== head ===\n"
-        f"{WEDNESDAY.head_text}\n"
-        "\n=== tail ===\n"
-        f"{WEDNESDAY.tail_text}\n"
     )
+    sent = [SEED]
+    for n in range(3):
+        sent.append({"role": "user", "content": f"turn {n}"})
+        if n < 2:
+            sent.append({"role": "assistant", "content": "ok"})
+    conversation = "".join(message_text(i, m) for i, m in enumerate(sent))
+    reply = message_text(6, {"role": "assistant", "content": "ok"}, "reply: message")
+    head = f"\n=== head ===\n{WEDNESDAY.head_text}\n"
+    tail = f"\n=== tail ===\n{WEDNESDAY.tail_text}\n"
+    assert run_log(str(transcript), "--run", "3") == 0
+    assert capsys.readouterr().out == entry + head + conversation + tail + reply
+    # --context keeps what the context added; --messages what the conversation held.
+    assert run_log(str(transcript), "--run", "3", "--context") == 0
+    assert capsys.readouterr().out == entry + head + tail
+    assert run_log(str(transcript), "--run", "3", "--messages") == 0
+    assert capsys.readouterr().out == entry + conversation + reply
 
 
 def test_log_run_says_when_there_is_no_head_or_tail(
@@ -117,13 +134,15 @@ def test_log_run_says_when_there_is_no_head_or_tail(
     with Session.create(path, [SEED], clock=ticking_clock()) as session:
         session.record_run([SEED], RunContext(head_sections=[("AGENTS.md", AGENTS)]))
         session.record_run([SEED], RunContext(facts=[("date", "2025-01-28")]))
-    assert run_log(str(path), "--run", "1") == 0
+    assert run_log(str(path), "--run", "1", "--context") == 0
     out = capsys.readouterr().out
     assert out.endswith(f"\n=== head ===\n{AGENTS}\n\n=== tail: none ===\n")
-    assert run_log(str(path), "--run", "2") == 0
+    assert run_log(str(path), "--run", "2", "--context") == 0
     out = capsys.readouterr().out
     assert "\n=== head: none ===\n\n=== tail ===\n" in out
     assert "date: 2025-01-28" in out.split("=== tail ===")[1]
+    assert run_log(str(path), "--run", "2") == 0  # recorded without a reply, and the last
+    assert capsys.readouterr().out.endswith("\n=== reply: none recorded ===\n")
 
 
 def section(context: RunContext, name: str = "AGENTS.md") -> str:
@@ -220,8 +239,7 @@ def test_log_errors_are_one_line_on_stderr_with_exit_1(
 
     assert cli.main(["log", str(tmp_path / "missing.jsonl")]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("runcontext log: ") and "No such file" in err
-    assert err.count("\n") == 1
+    assert err == f"runcontext log: no such file: {tmp_path / 'missing.jsonl'}\n"
 
     assert cli.main(["log", str(transcript)]) == 0
 

@@ -50,8 +50,10 @@ def transcript(tmp_path: Path) -> Path:
 
 
 def listed(capsys: pytest.CaptureFixture[str], *argv: str) -> list[int]:
-    assert cli.main(["log", *argv, "--json"]) == 0
-    return [r["run"] for r in json.loads(capsys.readouterr().out)]
+    status = cli.main(["log", *argv, "--json"])
+    runs = [r["run"] for r in json.loads(capsys.readouterr().out)]
+    assert status == (0 if runs else 1)  # as grep: nothing matched is status 1
+    return runs
 
 
 def test_since_and_until_select_by_recording_time(
@@ -95,7 +97,7 @@ def test_section_selects_runs_whose_section_changed(
 def test_text_output_says_how_many_runs_match(
     transcript: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main(["log", str(transcript), "--fact", "date=1999-01-01"]) == 0
+    assert cli.main(["log", str(transcript), "--fact", "date=1999-01-01"]) == 1
     assert capsys.readouterr().out.startswith("0 of 4 runs match\nchain  blake3:")
 
 
@@ -104,14 +106,24 @@ def test_text_output_says_how_many_runs_match(
     [
         (["--since", "yesterday"], "--since 'yesterday': expected an ISO date (2026-12-01) or "),
         (["--until", "2026-13-01"], "--until '2026-13-01': expected an ISO date"),
-        (["--fact", "date"], "--fact 'date': expected NAME=VALUE, such as --fact date="),
+        (["--fact", "date"], "--fact 'date': expected NAME=VALUE, such as --fact branch="),
         (["--fact", "=x"], "--fact '=x': expected NAME=VALUE"),
         (
             ["--since", "2026-12-02", "--until", "2026-12-01"],
             "--since 2026-12-02 is after --until 2026-12-01: no run can match",
         ),
-        (["--run", "2", "--section", "ci"], "--since, --until, --fact and --section select runs"),
-        (["--messages"], "--messages shows one run's conversation: pass --run N too"),
+        (
+            ["--run", "2", "--section", "ci"],
+            "--since, --until, --date, --fact, --section and --last select runs to list; "
+            "--run N shows one run: use one or the other",
+        ),
+        (["--run", "2", "--last", "1"], "--since, --until, --date, --fact, --section and --last"),
+        (["--context"], "--context shows one run's head and tail: pass --run N too"),
+        (["--date", "2026-12"], "--date '2026-12': expected a day as YYYY-MM-DD, such as --d"),
+        (["--date", "2026-02-30"], "--date '2026-02-30': expected a day as YYYY-MM-DD"),
+        (["--last", "0"], "--last 0: expected a number of runs, at least 1"),
+        (["--section", ""], "--section '': expected a section name or a glob"),
+        (["--max-line-bytes", "0"], "--max-line-bytes 0: expected at least 1"),
     ],
 )
 def test_bad_filters_are_one_line_errors(

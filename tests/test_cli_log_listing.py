@@ -15,11 +15,12 @@ import contextlib
 import io
 import json
 import random
+import re
 import subprocess
 import sys
 import warnings
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +31,21 @@ from runcontext.cli._terminal import visible
 from runcontext.transcript import Run, Session
 from runcontext.transcript.changes import changes
 
-SECTIONS = ["AGENTS.md", "tools", "ci", "na\u202eme", "CLAUDE.md"]
+SECTIONS = [
+    "AGENTS.md",
+    "tools",
+    "ci",
+    "na\u202eme",
+    "CLAUDE.md",
+    "instructions:AGENTS.md",
+    "instructions:sub/AGENTS.md",
+]
 FACTS = ["date", "branch", "ticket", "multi", "c\u200etrl", "x"]
 VALUES = [
     "2026-12-01",
     "2026-12-02",
+    "2026-12-01 (Tuesday)",  # the clock provider's form: the day, then the weekday
+    "2026-12-0x (Tuesday)",  # names no day: always shown
     "0999-01-01",
     "main",
     "a\nb",
@@ -59,6 +70,17 @@ def _one_line(text: str) -> str:
 
 def _told(run: Run) -> str | None:
     return dict(run.facts).get("date")
+
+
+def _told_day(run: Run) -> str | None:
+    """The day of the run's date fact: ``YYYY-MM-DD``, alone or before a space."""
+    told = _told(run)
+    if told is None or not re.fullmatch(r"\d{4}-\d{2}-\d{2}( .*)?", told, re.DOTALL):
+        return None
+    try:
+        return date.fromisoformat(told[:10]).isoformat()
+    except ValueError:
+        return None
 
 
 def _when(run: Run) -> str:
@@ -102,7 +124,7 @@ def _tokens(tokens: Mapping[str, Any]) -> list[str]:
 def reference_text(run: Run, previous: Run | None) -> str:
     told = _told(run)
     when = _when(run)
-    if told is not None and told != run.time.date().isoformat():
+    if told is not None and _told_day(run) != run.time.date().isoformat():
         when += f"  told {_one_line(told)}"
     count = run.messages
     lines = [] if run.tokens is None else _tokens(run.tokens)
@@ -175,7 +197,11 @@ def reference_json(run: Run, previous: Run | None) -> dict[str, Any]:
 
 
 def reference_listing(
-    path: Path, *, json_output: bool, keep: Callable[[Run, Run | None], bool] | None = None
+    path: Path,
+    *,
+    json_output: bool,
+    keep: Callable[[Run, Run | None], bool] | None = None,
+    last: int | None = None,
 ) -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -185,6 +211,9 @@ def reference_listing(
     pairs = [(run, previous) for run, previous in zip(runs, [None, *runs], strict=False)]
     if keep is not None:
         pairs = [pair for pair in pairs if keep(*pair)]
+    matched = len(pairs)
+    if last is not None:
+        pairs = pairs[-last:]
     if json_output:
         escaped = json.dumps([reference_json(*pair) for pair in pairs], ensure_ascii=False)
         # What a terminal would obey, as \u escapes (json.dumps escapes C0 itself).
@@ -195,7 +224,10 @@ def reference_listing(
         return escaped
     parts = [reference_text(*pair) for pair in pairs]
     if keep is not None:
-        parts.append(f"{len(parts)} of {len(runs)} runs match\n")
+        trimmed = "" if len(parts) == matched else f"; the last {len(parts)} are shown"
+        parts.append(f"{matched} of {len(runs)} runs match{trimmed}\n")
+    elif len(parts) < len(runs):
+        parts.append(f"the last {len(parts)} of {len(runs)} runs are shown\n")
     parts.append(
         f"chain  {chain}\n" if chain else "chain  none (a version 1 transcript: unchained)\n"
     )
@@ -303,10 +335,10 @@ def transcripts(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return [*made, empty]
 
 
-def logged(*argv: str) -> str:
+def logged(*argv: str, status: int = 0) -> str:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        assert cli.main(["log", *argv]) == 0
+        assert cli.main(["log", *argv]) == status
     return out.getvalue()
 
 
@@ -330,6 +362,8 @@ def test_the_transcripts_reach_every_case(transcripts: list[Path]) -> None:
         "a\\nb",  # line breaks kept on one line
         "run 1  999-12-31 ",  # strftime's year before 1000
         "  told 0999-01-01",
+        "  told 2026-12-01 (Tuesday)",
+        "  told 2026-12-0x (Tuesday)",
     ):
         assert shown in text, shown
     assert any("  changed  fact date: " in logged(str(path)) for path in transcripts[:2])
@@ -421,6 +455,37 @@ def test_one_run_is_the_reference(transcripts: list[Path]) -> None:
             ["--until", "1000-01-01"],
             lambda run, _: run.time.year < 1000 or run.time.date().isoformat() == "1000-01-01",
         ),
+        (["--date", "2026-12-01"], lambda run, _: _told_day(run) == "2026-12-01"),
+        (
+            ["--date", "0999-01-01", "--date", "2026-12-02"],
+            lambda run, _: _told_day(run) in ("0999-01-01", "2026-12-02"),
+        ),
+        (
+            ["--section", "AGENTS.md"],  # the name, or the name after a prefix and a path
+            lambda run, previous: any(
+                name == "AGENTS.md" or name.endswith((":AGENTS.md", "/AGENTS.md"))
+                for names in changes(previous, run)["sections"].values()
+                for name in names
+            ),
+        ),
+        (
+            ["--section", "instructions:*", "--fact", "date=2026-12-02"],
+            lambda run, previous: (
+                dict(run.facts).get("date") == "2026-12-02"
+                and any(
+                    name.startswith("instructions:")
+                    for names in changes(previous, run)["sections"].values()
+                    for name in names
+                )
+            ),
+        ),
+        (
+            ["--section", "sub/AGENTS.md"],
+            lambda run, previous: any(
+                "instructions:sub/AGENTS.md" in names
+                for names in changes(previous, run)["sections"].values()
+            ),
+        ),
     ],
 )
 def test_a_filtered_list_is_the_reference(
@@ -428,13 +493,30 @@ def test_a_filtered_list_is_the_reference(
 ) -> None:
     matched = 0
     for path in transcripts[:4]:
-        text = logged(str(path), *argv)
-        assert text == reference_listing(path, json_output=False, keep=keep), path.name
-        assert json.loads(logged(str(path), *argv, "--json")) == json.loads(
-            reference_listing(path, json_output=True, keep=keep)
+        expected = reference_listing(path, json_output=False, keep=keep)
+        found = not expected.startswith("0 of ")
+        text = logged(str(path), *argv, status=0 if found else 1)  # 1: nothing matched
+        assert text == expected, path.name
+        assert json.loads(logged(str(path), *argv, "--json", status=0 if found else 1)) == (
+            json.loads(reference_listing(path, json_output=True, keep=keep))
         )
-        matched += not text.startswith("0 of ")
+        matched += found
     assert matched  # the filter selected something somewhere
+
+
+@pytest.mark.parametrize("last", [1, 7, 1000])
+def test_last_keeps_the_last_runs_selected(transcripts: list[Path], last: int) -> None:
+    path = str(transcripts[1])
+    for argv, keep in (([], None), (["--section", "tools"], _tools_changed)):
+        expected = reference_listing(transcripts[1], json_output=False, keep=keep, last=last)
+        assert logged(path, *argv, "--last", str(last)) == expected
+        assert json.loads(logged(path, *argv, "--last", str(last), "--json")) == json.loads(
+            reference_listing(transcripts[1], json_output=True, keep=keep, last=last)
+        )
+
+
+def _tools_changed(run: Run, previous: Run | None) -> bool:
+    return any("tools" in names for names in changes(previous, run)["sections"].values())
 
 
 def test_the_list_imports_neither_the_loop_nor_the_budget(tmp_path: Path) -> None:

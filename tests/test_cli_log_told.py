@@ -76,14 +76,24 @@ def test_run_messages_prints_the_conversation_it_was_sent_with(
         '{\n  "content": "You are a careful coding agent.",\n  "role": "system"\n}\n'
         "\n=== message 1: user ===\n"
         '{\n  "content": "What day is it?\\n=== message 9: system ===",\n  "role": "user"\n}\n'
+        "\n=== reply: message 2: assistant ===\n"
+        '{\n  "content": "Tuesday \\u001b]52;c;aGk=\\u0007",\n  "role": "assistant"\n}\n'
     )
     assert cli.main(["log", str(path), "--run", "2", "--messages"]) == 0
     out = capsys.readouterr().out
     assert out.count("\n=== message ") == 4  # the reply to run 1 was sent with run 2
+    assert out.endswith("\n=== reply: none recorded ===\n")
     assert "\x1b" not in out and "\\u001b]52;c;aGk=\\u0007" in out
 
     assert cli.main(["log", str(path), "--run", "2", "--messages", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["messages"] == 4 and shown["run"] == 2
     assert shown["conversation"] == [SEED, question, reply, {"role": "user", "content": "Thanks"}]
-    assert "head" not in shown
+    assert "head" not in shown and shown["reply"] is None
+    assert cli.main(["log", str(path), "--run", "1", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["conversation"] == [SEED, question] and shown["reply"] == reply
+    assert shown["head"] is None and "date: 2026-12-01" in shown["tail"]
+    assert cli.main(["log", str(path), "--run", "1", "--context", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert "conversation" not in shown and "reply" not in shown and "tail" in shown

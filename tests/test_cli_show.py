@@ -57,6 +57,11 @@ def test_human_output_in_a_repository(repo: Path, capsys: pytest.CaptureFixture[
     assert f"- cwd: {repo}\n" in document["tail"]
     assert f"- git branch: main\n- git commit: {head[:12]}\n" in document["tail"]
     assert f"digest    {document['digest']}\n" in out
+    # The revision says what it is: a number alone on a line would explain nothing.
+    assert (
+        f"revision  {document['revision']}  (of the builder: its providers, their versions and "
+        "options)\n"
+    ) in out
     section = document["sections"][0]
     assert section["name"] == "instructions:AGENTS.md"
     assert f"  head  instructions:AGENTS.md  {section['bytes']:>6} B  {section['digest']}" in out

@@ -49,7 +49,8 @@ def test_init_of_a_server_that_does_not_answer(
     )
     assert (status, out) == (1, "")
     assert err.startswith(
-        f"runcontext transcript: postgresql://u@/db?host={tmp_path}: cannot connect to PostgreSQL: "
+        f"runcontext transcript init: postgresql://u@/db?host={tmp_path}: cannot connect to "
+        "PostgreSQL: "
     )
     assert err.count("\n") == 1 and "hunter2" not in err
 
@@ -108,21 +109,38 @@ def test_copy_file_to_postgres_and_back_is_byte_identical(
     )
 
 
-def test_copy_refuses_an_existing_destination(
+def test_copy_brings_an_earlier_copy_up_to_date_and_refuses_any_other_destination(
     tmp_path: Path, pg_dsn: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = tmp_path / "agent.jsonl"
-    make_file_session(source)
+    lines = make_file_session(source)
     target = f"{pg_dsn}&session=agent-1"
-    assert run(capsys, "transcript", "copy", str(source), target)[0] == 0
+    earlier = tmp_path / "earlier.jsonl"
+    earlier.write_bytes(b"".join(line + b"\n" for line in lines[:4]))  # an earlier state
+    assert run(capsys, "transcript", "copy", str(earlier), target)[0] == 0
     status, out, err = run(capsys, "transcript", "copy", str(source), target)
-    assert (status, out) == (1, "")
-    assert err.count("\n") == 1 and "already exists" in err
+    assert (status, err) == (0, "")
+    assert out.startswith(f"appended {len(lines) - 4} records from {source} to postgresql://")
+    assert out.endswith(", which held the first 4\n")
+    status, out, err = run(capsys, "transcript", "copy", str(source), target)
+    assert (status, err) == (0, "")
+    assert out.endswith(f" already holds the {len(lines)} records of {source}: nothing to copy\n")
+    back = tmp_path / "back.jsonl"
+    assert run(capsys, "transcript", "copy", target, str(back))[0] == 0
+    assert back.read_bytes() == source.read_bytes()
+    status, out, _ = run(capsys, "log", target)
+    assert status == 0 and out.endswith(
+        f"anchored  {len(lines)} records: the session row holds the same chain\n"
+    )
     other = tmp_path / "other.jsonl"
-    make_file_session(other)
+    make_file_session(other)  # the same messages, recorded at other times: not a copy
     status, out, err = run(capsys, "transcript", "copy", target, str(other))
     assert (status, out) == (1, "")
-    assert err.count("\n") == 1 and "already exists" in err
+    assert err == (
+        f"runcontext transcript copy: {other} already exists and is not a copy of "
+        f"{target}: its record 1 differs; nothing was written: choose another DST\n"
+    )
+    assert other.read_bytes() != source.read_bytes()
 
 
 def test_copy_refuses_a_damaged_source(
@@ -143,12 +161,12 @@ def test_copy_refuses_a_damaged_source(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["log", "{dsn}&session=nope"], "no session 'nope' for tenant 'default' (start one with"),
-        (["log", "{dsn}"], "no session id; pass session_id= or add ?session=ID"),
-        (["log", "{dsn}&session=a", "--session", "b"], "differs from the DSN's session='a'"),
-        (["log", "{file}", "--session", "b"], "session_id and tenant are for a PostgreSQL store"),
+        (["log", "{dsn}&session=nope"], "no session 'nope' for tenant 'default'\n"),
+        (["log", "{dsn}"], "no session id; pass --session ID or add ?session=ID to the URI"),
+        (["log", "{dsn}&session=a", "--session", "b"], "differs from the URI's session='a'"),
+        (["log", "{file}", "--session", "b"], "--session and --tenant are for a PostgreSQL URI"),
         (["log", "{db}&session=a"], "no runcontext schema; run `runcontext transcript init"),
-        (["transcript", "copy", "{file}", "{dsn}"], "No such file"),
+        (["transcript", "copy", "{file}", "{dsn}"], "runcontext transcript copy: no such file: "),
         (["transcript", "copy", "s3://bucket/x", "{dsn}"], "unknown store scheme 's3'"),
     ],
 )
@@ -176,3 +194,5 @@ def test_bad_input_is_one_line(
     assert (status, out) == (1, "")
     assert err.count("\n") == 1, err
     assert message in err
+    # The command line's terms: flags, not a program's arguments or methods.
+    assert not any(advice in err for advice in ("Session.", "session_id", "[Errno", "DSN")), err

@@ -14,13 +14,13 @@ other one as ``⟨U+200B⟩``, and a run of tag characters spelling ASCII decode
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Iterable
+from json.encoder import encode_basestring  # the C function JSONEncoder uses for str
+
 import runcontext._controls as _controls
 from runcontext._controls import TAGS, decode_tags, holds_invisible
-
-TYPE_CHECKING = False  # type checkers treat any name TYPE_CHECKING as true
-if TYPE_CHECKING:
-    import re
-    from collections.abc import Iterable
 
 __all__ = ["JSONLines", "escape", "json_array", "json_text", "visible"]
 
@@ -47,8 +47,6 @@ def visible(text: str) -> str:
 
 def json_text(value: object) -> str:
     """Indented JSON that keeps non-ASCII text readable but escapes what a terminal obeys."""
-    import json  # only for JSON output: `runcontext show` prints text without it
-
     return _json_escape(json.dumps(value, ensure_ascii=False, indent=2))
 
 
@@ -61,9 +59,6 @@ class JSONLines:
     __slots__ = ("_encode", "_encode_string")
 
     def __init__(self) -> None:
-        import json
-        from json.encoder import encode_basestring  # the C function JSONEncoder uses for str
-
         self._encode = json.JSONEncoder(ensure_ascii=False).encode
         self._encode_string = encode_basestring
 

@@ -1,18 +1,25 @@
 """``runcontext log TRANSCRIPT``: what each run of a session was told, and when.
 
-The list shows each run's recording time, the date the agent was told (its ``date`` fact) where
-that differs, its digest and message count, and what changed since the previous run: facts
-with their old and new values, sections with their old and new position, size and digest.
-Filters pick runs by recording time, by a fact's value or by a changed section; ``--run N``
-shows one run's head and tail, ``--run N --messages`` the conversation it was sent with.
+The list shows each run's recording time, the date the agent was told (its ``date`` fact)
+where its day differs from the recording date, its digest and message count, and what changed
+since the previous run: facts with their old and new values, sections with their old and new
+position, size and digest; ``--diff`` adds the text of each changed section as a unified diff,
+``--messages`` each run's reply. Filters pick runs by recording time, by told date, by a
+fact's value or by a changed section, and ``--last N`` keeps the last N of those. ``--run N``
+shows what run N was sent, in order (head, conversation, tail), and its reply.
+docs/TRANSCRIPT.md (*runcontext log*) is the specification of all of it.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import warnings
-from functools import cached_property
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, date, datetime, timedelta
+from fnmatch import fnmatchcase
+from typing import Any
 
 from runcontext._core import DEFAULT_MAX_LINE_BYTES, RunContext
 from runcontext.cli._commands import summary
@@ -23,16 +30,15 @@ from runcontext.transcript._timestamps import parse_time
 from runcontext.transcript.changes import changes
 from runcontext.transcript.errors import shown_name
 
-TYPE_CHECKING = False  # type checkers treat any name TYPE_CHECKING as true
-if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
-    from datetime import datetime
-    from typing import Any
-
-# The fact that says which day the agent was told it is (the default providers' `date`).
+# The fact that says which day the agent was told it is (the clock provider's `date`).
 DATE_FACT = "date"
 # Section digests are shortened to this many hex digits in text (JSON has them in full).
 SHORT_DIGEST = 12
+# When no run matches, at most this many of the values that do exist are named per filter.
+MAX_HINTS = 20
+# The day a `date` fact names: its first ten characters, `2026-11-22` in the clock provider's
+# `2026-11-22 (Sunday)`, followed by nothing or a space.
+_DAY = re.compile(r"(\d{4}-\d{2}-\d{2})(?: |$)")
 
 
 def register(subparsers: Any) -> None:
@@ -40,46 +46,79 @@ def register(subparsers: Any) -> None:
         "log",
         help=summary("log"),
         description="List each run of a session transcript: when it was recorded (UTC), the "
-        "date the agent was told (its 'date' fact) where that differs, its context digest, "
-        "how many messages it was sent with, and what changed since the previous run (facts "
-        "with their values, sections with their position, size and digest). With --run N, "
-        "print that run's head and tail exactly as sent; with --run N --messages, the "
-        "conversation it was sent with. Every run's context is rebuilt and its digest verified.",
+        "date the agent was told (its 'date' fact) where that day differs, its context "
+        "digest, how many messages it was sent with, and what changed since the previous run "
+        "(facts with their values, sections with their position, size and digest). With "
+        "--run N, print what run N was sent, in order (head, conversation, tail), and its "
+        "reply. Every run's context is rebuilt and its digest verified. Exit status 1 when "
+        "filters match no run (the values that exist are named on stderr).",
     )
     parser.add_argument(
         "transcript", help="a session transcript (.jsonl) or postgresql://…?session=ID"
     )
     parser.add_argument("--session", metavar="ID", help="the session id, for a PostgreSQL URI")
     parser.add_argument("--tenant", metavar="T", help="the tenant, for a PostgreSQL URI")
-    parser.add_argument("--run", type=int, metavar="N", help="show run N in full")
     parser.add_argument(
+        "--run",
+        type=int,
+        metavar="N",
+        help="show run N in full: head, conversation and tail as sent, then its reply",
+    )
+    parts = parser.add_mutually_exclusive_group()
+    parts.add_argument(
         "--messages",
         action="store_true",
-        help="with --run N: print the messages run N was sent with, instead of head and tail",
+        help="show each run's reply; with --run N, only the conversation and the reply",
+    )
+    parts.add_argument(
+        "--context",
+        action="store_true",
+        help="with --run N: only the head and the tail, without the conversation",
     )
     parser.add_argument(
+        "--diff",
+        action="store_true",
+        help="show each changed section's text as a unified diff against the run before "
+        "(secrets redacted on both sides)",
+    )
+    selection = parser.add_argument_group(
+        "selecting runs", "Every filter given must hold (a repeated --date or --section: any one)."
+    )
+    selection.add_argument(
         "--since",
         metavar="WHEN",
         help="only runs recorded at or after WHEN (ISO date or date-time; UTC unless it says)",
     )
-    parser.add_argument(
+    selection.add_argument(
         "--until",
         metavar="WHEN",
         help="only runs recorded at or before WHEN (a date includes that whole day)",
     )
-    parser.add_argument(
+    selection.add_argument(
+        "--date",
+        action="append",
+        default=[],
+        metavar="YYYY-MM-DD",
+        help="only runs told this date (the day of their 'date' fact; repeat: any)",
+    )
+    selection.add_argument(
         "--fact",
         action="append",
         default=[],
         metavar="NAME=VALUE",
         help="only runs told this fact with exactly this value (repeat: all must hold)",
     )
-    parser.add_argument(
+    selection.add_argument(
         "--section",
         action="append",
         default=[],
         metavar="NAME",
-        help="only runs in which this section was added, removed or changed (repeat: any)",
+        help="only runs in which a section NAME was added, removed or changed: its full name, "
+        "its name without the provider's prefix (AGENTS.md for instructions:sub/AGENTS.md), "
+        "or a glob such as 'instructions:*' (repeat: any)",
+    )
+    selection.add_argument(
+        "--last", type=int, metavar="N", help="only the last N of the runs selected"
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument(
@@ -94,13 +133,15 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     selection = _Selection.from_args(args)  # refuse bad arguments before reading anything
-    if args.messages and args.run is None:
-        raise ValueError("--messages shows one run's conversation: pass --run N too")
-    if args.run is not None and selection.active:
+    if args.context and args.run is None:
+        raise ValueError("--context shows one run's head and tail: pass --run N too")
+    if args.run is not None and (selection.active or args.last is not None):
         raise ValueError(
-            "--since, --until, --fact and --section select runs to list; --run N shows one "
-            "run: use one or the other"
+            "--since, --until, --date, --fact, --section and --last select runs to list; "
+            "--run N shows one run: use one or the other"
         )
+    if args.max_line_bytes < 1:
+        raise ValueError(f"--max-line-bytes {args.max_line_bytes}: expected at least 1")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TornTranscriptWarning)
         try:
@@ -117,40 +158,46 @@ def run(args: argparse.Namespace) -> int:
             anchored = _anchored_head(session)
             runs = session.runs()
             chain = session.chain
-            messages = session.messages() if args.messages else []
+            wanted = args.messages or (args.run is not None and not args.context)
+            messages = session.messages() if wanted else []
     for warning in caught:
         # A torn last line is worth a note, not a failure: every complete run is listed.
         print(f"runcontext log: warning: {visible(str(warning.message))}", file=sys.stderr)
-    listing = _Listing()
+    # The list shows replies with --messages; --run N shows its reply after what it was sent.
+    replies = messages if args.messages and args.run is None else None
+    listing = _Listing(replies, diff=args.diff)
     if args.run is not None:
         if not 1 <= args.run <= len(runs):
             span = f"runs 1 to {len(runs)}" if runs else "no runs"
             raise ValueError(
                 f"{shown_name(session.store.name)}: no run {args.run}: the transcript has {span}"
             )
-        previous = runs[args.run - 2] if args.run > 1 else None
-        chosen = runs[args.run - 1]
-        context = chosen.context
-        sent = messages[: chosen.messages]
-        if args.json:
-            extra = {"conversation": sent} if args.messages else _full_json(context)
-            _print_json(listing.run_json(chosen, previous) | extra)
-        else:
-            print(listing.text(chosen, previous), end="")
-            print(visible(_messages_text(sent) if args.messages else _full_text(context)), end="")
+        _print_run(args, listing, runs, messages)
         return 0
     # Changes are always against the run before in the transcript, listed or not. Runs are
     # compared by their sections and facts: no RunContext is built for the list (the core
     # verified each run's digest on open).
-    pairs = zip(runs, [None, *runs], strict=False)  # each run with the one before
-    listed = [pair for pair in pairs if selection.keeps(*pair)] if selection.active else pairs
+    pairs: Iterable[tuple[Run, Run | None]] = zip(runs, [None, *runs], strict=False)
+    matched = [pair for pair in pairs if selection.keeps(*pair)] if selection.active else None
+    listed = list(pairs) if matched is None else matched
+    if args.last is not None:
+        listed = listed[-args.last :]
+    status = 0
+    if matched == []:
+        # As grep does: nothing matched is status 1, with what there is to match on stderr.
+        print(f"runcontext log: {visible(selection.hint(runs))}", file=sys.stderr, end="")
+        status = 1
     if args.json:
         sys.stdout.write(json_array(listing.json_line(*pair) for pair in listed))
-        return 0
+        return status
     # One string, written at once: per-run prints cost more than the rest of the listing.
     parts = [listing.text(*pair) for pair in listed]
-    if selection.active:
-        parts.append(f"{len(parts)} of {len(runs)} runs match\n")
+    shown = len(parts)
+    if matched is not None:
+        trimmed = "" if shown == len(matched) else f"; the last {shown} are shown"
+        parts.append(f"{len(matched)} of {len(runs)} runs match{trimmed}\n")
+    elif shown < len(runs):
+        parts.append(f"the last {shown} of {len(runs)} runs are shown\n")
     # The anchor: kept elsewhere, it shows a later rewrite of the whole tail (TRANSCRIPT.md).
     parts.append(
         f"chain  {chain}\n" if chain else "chain  none (a version 1 transcript: unchained)\n"
@@ -158,7 +205,43 @@ def run(args: argparse.Namespace) -> int:
     if anchored is not None:
         parts.append(f"anchored  {anchored[0]} records: the session row holds the same chain\n")
     sys.stdout.write("".join(parts))
-    return 0
+    return status
+
+
+def _print_run(
+    args: argparse.Namespace, listing: _Listing, runs: Sequence[Run], messages: Sequence[Any]
+) -> None:
+    """Run ``args.run``: its entry, then what it was sent in order, then its reply (the
+    parts ``--context`` and ``--messages`` keep)."""
+    previous = runs[args.run - 2] if args.run > 1 else None
+    chosen = runs[args.run - 1]
+    sent = messages[: chosen.messages]
+    reply = _reply(chosen, messages)
+    context = None if args.messages else chosen.context
+    if args.json:
+        full = listing.run_json(chosen, previous)
+        if context is not None:
+            full |= _full_json(context)
+        if not args.context:
+            full |= {"conversation": sent, "reply": reply}
+        _print_json(full)
+        return
+    text = [listing.text(chosen, previous)]
+    if context is not None:
+        text.append(_part_text("head", context.head_text))
+    if not args.context:
+        text.append(_messages_text(sent))
+    if context is not None:
+        text.append(_part_text("tail", context.tail_text))
+    if not args.context:
+        text.append(_reply_text(chosen, reply))
+    sys.stdout.write(visible("".join(text)))
+
+
+def _reply(run: Run, messages: Sequence[Any]) -> Any:
+    """The run's reply: the message recorded right after the messages it was sent with, if
+    there is one (``None`` for the last run of a transcript recorded without its reply)."""
+    return messages[run.messages] if run.messages < len(messages) else None
 
 
 class _Selection:
@@ -168,10 +251,13 @@ class _Selection:
         self,
         since: datetime | None,
         until: datetime | None,
+        dates: list[str],
         facts: list[tuple[str, str]],
         sections: list[str],
     ) -> None:
-        self.since, self.until, self.facts, self.sections = since, until, facts, sections
+        self.since, self.until, self.dates = since, until, frozenset(dates)
+        self.facts, self.sections = facts, sections
+        self.matching: dict[str, bool] = {}  # section name: whether a --section matches it
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> _Selection:
@@ -180,20 +266,31 @@ class _Selection:
             name, equals, value = given.partition("=")
             if not equals or not name:
                 raise ValueError(
-                    f"--fact {given!r}: expected NAME=VALUE, such as --fact date=2026-12-01"
+                    f"--fact {given!r}: expected NAME=VALUE, such as --fact branch=main"
                 )
             facts.append((name, value))
+        for given in args.date:
+            if _day(given) != given:
+                raise ValueError(
+                    f"--date {given!r}: expected a day as YYYY-MM-DD, such as --date 2026-12-01 "
+                    "(--since and --until take a recording time)"
+                )
+        for given in args.section:
+            if not given:
+                raise ValueError("--section '': expected a section name or a glob")
+        if args.last is not None and args.last < 1:
+            raise ValueError(f"--last {args.last}: expected a number of runs, at least 1")
         since = None if args.since is None else _moment("--since", args.since, end=False)
         until = None if args.until is None else _moment("--until", args.until, end=True)
         if since is not None and until is not None and since > until:
             raise ValueError(
                 f"--since {args.since} is after --until {args.until}: no run can match"
             )
-        return cls(since, until, facts, list(args.section))
+        return cls(since, until, list(args.date), facts, list(args.section))
 
     @property
     def active(self) -> bool:
-        return bool(self.since or self.until or self.facts or self.sections)
+        return bool(self.since or self.until or self.dates or self.facts or self.sections)
 
     def keeps(self, current: Run, previous: Run | None) -> bool:
         if self.since is not None or self.until is not None:
@@ -203,19 +300,86 @@ class _Selection:
             if self.until is not None and time > self.until:
                 return False
         told = dict(current.facts)
+        if self.dates:
+            value = told.get(DATE_FACT)
+            if value is None or _day(value) not in self.dates:
+                return False
         if any(told.get(name) != value for name, value in self.facts):
             return False
         if self.sections:
             found = changes(previous, current)["sections"]
-            touched = {name for verb in found.values() for name in verb}
-            return any(name in touched for name in self.sections)
+            return any(self._matches(name) for verb in found.values() for name in verb)
         return True
+
+    def _matches(self, name: str) -> bool:
+        matches = self.matching.get(name)
+        if matches is None:
+            matches = self.matching[name] = any(
+                pattern == form or fnmatchcase(form, pattern)
+                for pattern in self.sections
+                for form in _name_forms(name)
+            )
+        return matches
+
+    def hint(self, runs: Sequence[Run]) -> str:
+        """What a person needs when no run matched: for each filter given, the values the
+        transcript does hold (at most :data:`MAX_HINTS` each), one line each."""
+        if not runs:
+            return "no run matches: the transcript has no runs\n"
+        lines = [f"no run matches: none of the {len(runs)} runs passes every filter given"]
+        if self.since is not None or self.until is not None:
+            first, last = _time(runs[0].timestamp), _time(runs[-1].timestamp)
+            lines.append(f"  recorded (--since, --until): from {first} to {last}")
+        if self.dates:
+            days = [_day(v) or v for r in runs for n, v in r.facts if n == DATE_FACT]
+            told = _listed(days) if days else f"no run has a '{DATE_FACT}' fact"
+            lines.append(f"  told dates (--date): {told}")
+        for name in dict.fromkeys(name for name, _ in self.facts):
+            values = [v for r in runs for n, v in r.facts if n == name]
+            if values:
+                lines.append(f"  values of fact {_shown(name)} (--fact): {_listed(values)}")
+            else:
+                facts = _listed([n for r in runs for n, _ in r.facts]) or "none"
+                lines.append(f"  no run has a fact {_shown(name)}; the facts are: {facts}")
+        if self.sections:
+            sections = [s.name for r in runs for s in r.sections]
+            shown = _listed(sections) if sections else "none: no run has a section"
+            lines.append(f"  section names (--section): {shown}")
+        return "\n".join(lines) + "\n"
+
+
+def _listed(values: Iterable[str]) -> str:
+    """Distinct ``values`` in the order first seen, each on one line, at most
+    :data:`MAX_HINTS` of them, and how many more there are."""
+    distinct = list(dict.fromkeys(values))
+    shown = ", ".join(_shown(value) for value in distinct[:MAX_HINTS])
+    more = len(distinct) - MAX_HINTS
+    return shown + (f" (and {more} more)" if more > 0 else "")
+
+
+def _name_forms(name: str) -> tuple[str, ...]:
+    """What ``--section`` compares with a section name: the name, the part after a provider's
+    prefix (``sub/AGENTS.md`` of ``instructions:sub/AGENTS.md``), and its last path part."""
+    prefix, colon, rest = name.partition(":")
+    short = rest if colon and prefix and rest else name
+    return (name, short, short.rpartition("/")[2])
+
+
+def _day(value: str) -> str | None:
+    """The day a ``date`` fact names, ``YYYY-MM-DD`` (the clock provider writes
+    ``2026-11-22 (Sunday)``), or ``None`` when it does not start with a valid day."""
+    match = _DAY.match(value)
+    if match is None:
+        return None
+    try:
+        date.fromisoformat(match.group(1))
+    except ValueError:  # 2026-13-01, 2026-02-30
+        return None
+    return match.group(1)
 
 
 def _moment(option: str, text: str, *, end: bool) -> datetime:
     """An ISO date (the whole day, UTC) or date-time (UTC when it names no offset)."""
-    from datetime import UTC, date, datetime, timedelta
-
     try:
         if len(text) == 10:
             day = date.fromisoformat(text)
@@ -283,12 +447,19 @@ class _Listing:
     Names and values are escaped where they go in (``_shown`` for text, JSON's escapes), each
     distinct one once; the rest of an entry is numbers and forms the core checked
     (timestamps, digests, head or tail, the ``tokens`` member), which hold no control
-    character. What changed is :func:`~runcontext.transcript.changes.changes`.
+    character. What changed is :func:`~runcontext.transcript.changes.changes`. With
+    ``messages`` (the session's), each entry adds the run's reply; with ``diff``, each changed
+    section's text as a unified diff.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, messages: Sequence[Any] | None, *, diff: bool) -> None:
         self.sizes: dict[str, int] = {}  # section digest: UTF-8 bytes of its text
         self.text_of = _Shown(_shown)
+        self.days: dict[str, str | None] = {}  # a date fact's value: its day
+        self.messages = messages
+        self.diff = diff
+        self.diffs: dict[tuple[str, str], list[str]] = {}  # (old, new) digest: diff lines
+        self.json = JSONLines()
 
     def _size(self, section: Section) -> int:
         size = self.sizes.get(section.digest)
@@ -296,14 +467,33 @@ class _Listing:
             size = self.sizes[section.digest] = len(section.text.encode("utf-8"))
         return size
 
+    def _told(self, current: Run, recorded: str) -> str | None:
+        """The run's ``date`` fact where its day is not ``recorded`` (``YYYY-MM-DD``); a value
+        that names no day is always shown."""
+        told = _told(current.facts)
+        if told is None:
+            return None
+        if told not in self.days:
+            self.days[told] = _day(told)
+        return None if self.days[told] == recorded else told
+
+    def _diff_lines(self, before: Section, after: Section) -> list[str]:
+        """The unified diff of two texts of a section, each redacted as the providers redact
+        (a diff of a secret's removal must not print the secret), and its label lines."""
+        key = (before.digest, after.digest)
+        found = self.diffs.get(key)
+        if found is None:
+            found = self.diffs[key] = _unified_diff(before, after)
+        return found
+
     # --- text -------------------------------------------------------------------------------
 
     def text(self, current: Run, previous: Run | None) -> str:
-        """The run's lines: its head, its token counts, what changed."""
+        """The run's lines: its head, its token counts, what changed, and its reply."""
         time = current.timestamp
-        told = _told(current.facts)
+        told = self._told(current, time[:10])  # time[:10] is the recording date
         when = _time(time)
-        if told is not None and told != time[:10]:  # time[:10] is the recording date
+        if told is not None:
             when += f"  told {self.text_of[told]}"
         count = current.messages
         head = (
@@ -314,6 +504,8 @@ class _Listing:
         if not lines:
             lines.append("  (no context)" if previous is None else "  unchanged")
         lines[:0] = _tokens_lines(current.tokens)
+        if self.messages is not None:
+            lines += _reply_lines(current, _reply(current, self.messages))
         return head + "\n".join(lines) + "\n"
 
     def _change_lines(self, previous: Run | None, current: Run) -> list[str]:
@@ -335,6 +527,9 @@ class _Listing:
                         f"{self._section_text(after_sections[name])}"
                     )
                 lines.append(f"  {verb:<8} section {shown[name]}: {text}")
+                if verb == "changed" and self.diff:
+                    diff = self._diff_lines(before_sections[name], after_sections[name])
+                    lines += [f"    {visible(line)}" for line in diff]
             for name in found["facts"][verb]:
                 if verb == "added":
                     text = shown[after_facts[name]]
@@ -353,15 +548,11 @@ class _Listing:
 
     # --- JSON -------------------------------------------------------------------------------
 
-    @cached_property
-    def json(self) -> JSONLines:  # made for JSON output only: it imports json
-        return JSONLines()
-
     def json_line(self, current: Run, previous: Run | None) -> str:
         return self.json.line(self.run_json(current, previous))
 
     def run_json(self, current: Run, previous: Run | None) -> dict[str, Any]:
-        return {
+        shown = {
             # "run" is Run.number, as the transcript's run records call it (TRANSCRIPT.md).
             "run": current.number,
             "time": current.timestamp,  # the recorded form: Run.time's isoformat, with Z
@@ -372,6 +563,9 @@ class _Listing:
             "tokens": None if current.tokens is None else dict(current.tokens),
             "changes": self._changes_json(previous, current),
         }
+        if self.messages is not None:
+            shown["reply"] = _reply(current, self.messages)
+        return shown
 
     def _changes_json(self, previous: Run | None, current: Run) -> dict[str, Any]:
         found = changes(previous, current)
@@ -397,15 +591,21 @@ class _Listing:
                     for n in sections["removed"]
                 ],
                 "changed": [
-                    {
-                        "name": n,
-                        "old": self._section_json(before_sections[n]),
-                        "new": self._section_json(after_sections[n]),
-                    }
+                    self._changed_json(n, before_sections[n], after_sections[n])
                     for n in sections["changed"]
                 ],
             },
         }
+
+    def _changed_json(self, name: str, before: Section, after: Section) -> dict[str, Any]:
+        changed = {
+            "name": name,
+            "old": self._section_json(before),
+            "new": self._section_json(after),
+        }
+        if self.diff:
+            changed["diff"] = "".join(line + "\n" for line in self._diff_lines(before, after))
+        return changed
 
     def _section_json(self, section: Section) -> dict[str, Any]:
         return {
@@ -425,6 +625,34 @@ def _told(facts: tuple[tuple[str, str], ...]) -> str | None:
         if name == DATE_FACT:
             return value
     return None
+
+
+def _unified_diff(before: Section, after: Section) -> list[str]:
+    """The lines of the unified diff from ``before``'s text to ``after``'s, both redacted;
+    none when only the position changed."""
+    from difflib import unified_diff  # here: only --diff needs it
+
+    from runcontext.providers.redact import redact
+
+    if before.text == after.text:
+        return []
+    old, new = redact(before.text)[0], redact(after.text)[0]
+    return list(
+        unified_diff(
+            _lines(old),
+            _lines(new),
+            f"{_one_line(before.name)} ({before.position}, before)",
+            f"{_one_line(after.name)} ({after.position}, this run)",
+            lineterm="",
+        )
+    )
+
+
+def _lines(text: str) -> list[str]:
+    """``text`` split at ``\n`` only: ``str.splitlines`` also splits at CR, U+2028 and other
+    separators, which would then vanish from the diff (a CR in a line is shown as ``\x0d``)."""
+    lines = text.split("\n")
+    return lines[:-1] if lines[-1] == "" else lines
 
 
 def _time(time: str) -> str:
@@ -465,27 +693,42 @@ def _tokens_lines(tokens: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
-def _full_text(context: RunContext) -> str:
+def _role(message: Any) -> str | None:
+    role = message.get("role", message.get("type")) if isinstance(message, dict) else None
+    return None if role is None else _one_line(str(role))
+
+
+def _reply_lines(run: Run, reply: Any) -> list[str]:
+    """The reply in the list: a label, then the message as indented JSON, indented."""
+    if reply is None:
+        return ["  reply    none recorded"]
+    role = _role(reply)
+    label = f"  reply    message {run.messages}" + ("" if role is None else f": {role}")
+    return [label, *(f"    {visible(line)}" for line in json_text(reply).splitlines())]
+
+
+def _part_text(label: str, text: str | None) -> str:
     # "head" and "tail", not "before message 0" / "after message N": where each one went
     # depends on the adapter (Anthropic's system blocks, a tail before a prefill, Responses
     # instructions), which the transcript does not record.
-    parts = []
-    for label, text in (("head", context.head_text), ("tail", context.tail_text)):
-        parts.append(
-            f"\n=== {label}: none ===\n" if text is None else f"\n=== {label} ===\n{text}\n"
-        )
-    return "".join(parts)
+    return f"\n=== {label}: none ===\n" if text is None else f"\n=== {label} ===\n{text}\n"
 
 
-def _messages_text(messages: Sequence[Any]) -> str:
+def _messages_text(messages: Sequence[Any], start: int = 0, label: str = "message") -> str:
     # Each message as the transcript holds it, as indented JSON: content blocks, tool calls and
     # provider fields stay visible, and no message text can pass for a heading.
     parts = []
-    for index, message in enumerate(messages):
-        role = message.get("role", message.get("type")) if isinstance(message, dict) else None
-        label = f"message {index}" + ("" if role is None else f": {_one_line(str(role))}")
-        parts.append(f"\n=== {label} ===\n{json_text(message)}\n")
+    for index, message in enumerate(messages, start):
+        role = _role(message)
+        heading = f"{label} {index}" + ("" if role is None else f": {role}")
+        parts.append(f"\n=== {heading} ===\n{json_text(message)}\n")
     return "".join(parts)
+
+
+def _reply_text(run: Run, reply: Any) -> str:
+    if reply is None:
+        return "\n=== reply: none recorded ===\n"
+    return _messages_text([reply], run.messages, "reply: message")
 
 
 def _full_json(context: RunContext) -> dict[str, Any]:

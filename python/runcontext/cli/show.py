@@ -13,6 +13,7 @@ import errno
 import os
 import stat
 import sys
+from typing import Any
 
 from runcontext._core import RunContext
 from runcontext.cli._commands import summary
@@ -20,10 +21,6 @@ from runcontext.cli._terminal import json_text, visible
 from runcontext.providers import Diagnostic, default_providers
 from runcontext.providers.builder import ContextBuilder
 from runcontext.providers.instructions import DEFAULT_MAX_BYTES, DEFAULT_NAMES
-
-TYPE_CHECKING = False  # not typing's: `runcontext show` starts without importing typing
-if TYPE_CHECKING:
-    from typing import Any
 
 EXAMPLE_MESSAGE = "What should I work on next in this repository?"
 MODEL_PLACEHOLDER = "<model>"
@@ -177,7 +174,15 @@ def _report(
             lines += [f"--- {position} message: none ---", ""]
         else:
             lines += [f"--- {position} message (system, {_size(text)} bytes) ---", text, ""]
-    lines += [f"digest    {context.digest}", f"revision  {builder.revision}", ""]
+    lines += [
+        f"digest    {context.digest}",
+        # The builder's revision: which providers, at which versions and with which options,
+        # made this text from the environment (docs/PROVIDERS.md); a new one may turn the same
+        # environment into another text, so it belongs in a request's fingerprint.
+        f"revision  {builder.revision}  (of the builder: its providers, their versions and "
+        "options)",
+        "",
+    ]
     lines.append("sections" if context.sections else "sections: none")
     width = max((len(section.name) for section in context.sections), default=0)
     for section in context.sections:

@@ -33,13 +33,17 @@ def register(subparsers: Any) -> None:
     init.set_defaults(handler=_init)
     copy = commands.add_parser(
         "copy",
-        help="copy a session between a file and PostgreSQL (either way), byte for byte",
+        help="copy a session between a file and PostgreSQL (either way), byte for byte, or "
+        "bring an earlier copy up to date",
         description="Verify the session SRC (every record's chain and every run's context), "
         "then create DST holding exactly the same record bytes, and read it back to compare. "
-        "An existing DST is never overwritten.",
+        "Open-or-create: a DST that holds the first records of SRC (an earlier copy) gets the "
+        "records it lacks; any other existing DST is refused and never overwritten.",
     )
     copy.add_argument("src", help="a transcript file or postgresql://…?session=ID")
-    copy.add_argument("dst", help="a new transcript file or postgresql://…?session=ID")
+    copy.add_argument(
+        "dst", help="a transcript file or postgresql://…?session=ID (new, or an earlier copy)"
+    )
     copy.add_argument(
         "--session", metavar="ID", help="the session id of a PostgreSQL side without ?session="
     )
@@ -84,15 +88,61 @@ def _copy(args: argparse.Namespace) -> int:
         lines = read_all(source)
     finally:
         source.close()
+    src = shown_name(source.name)
     destination = _open(args.dst, args)
     try:
-        destination.create([line + b"\n" for line in lines])  # as a writer passes them
-        if isinstance(destination, FileStore):
+        name = shown_name(destination.name)
+        try:
+            destination.create([line + b"\n" for line in lines])  # as a writer passes them
+            done = f"copied {len(lines)} records from {src} to {name}"
+        except FileExistsError:
+            done = _bring_up_to_date(destination, lines, src, args)
+        if isinstance(destination, FileStore):  # read back through a descriptor of its own
+            destination.close()
             destination.open(writable=False)
-        if read_all(destination) != lines:
-            raise ValueError(f"{shown_name(destination.name)}: the copy reads back different bytes")
-        name = destination.name
+        copied = read_all(destination)
+        if copied[: len(lines)] != lines:
+            raise ValueError(f"{name}: the copy reads back different bytes")
     finally:
         destination.close()
-    print(f"copied {len(lines)} records from {shown_name(source.name)} to {shown_name(name)}")
+    print(done)
     return 0
+
+
+def _bring_up_to_date(
+    destination: TranscriptStore, lines: list[bytes], src: str, args: argparse.Namespace
+) -> str:
+    """Open-or-create: DST exists. If it holds the first records of SRC (an earlier copy of
+    it), append the records it lacks; if it holds all of them, there is nothing to do; any
+    other DST is refused untouched."""
+    name = shown_name(destination.name)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always", TornTranscriptWarning)
+        # DST must be a whole transcript itself: its chain and its runs verify.
+        with Session.open(_open(args.dst, args), writable=False) as existing:
+            if existing.torn is not None:
+                raise ValueError(
+                    f"{name} already exists and its last record is torn (a writer stopped "
+                    "mid-line); nothing was written: choose another DST"
+                )
+    if isinstance(destination, FileStore):
+        destination.open(writable=True)
+    with destination.writing():
+        held = read_all(destination)
+        common = next(
+            (i for i, (a, b) in enumerate(zip(held, lines, strict=False)) if a != b),
+            min(len(held), len(lines)),
+        )
+        if common < min(len(held), len(lines)):
+            raise ValueError(
+                f"{name} already exists and is not a copy of {src}: its record {common + 1} "
+                "differs; nothing was written: choose another DST"
+            )
+        if len(held) >= len(lines):
+            more = "" if len(held) == len(lines) else f" and {len(held) - len(lines)} more"
+            return f"{name} already holds the {len(lines)} records of {src}{more}: nothing to copy"
+        destination.append([line + b"\n" for line in lines[len(held) :]])
+    return (
+        f"appended {len(lines) - len(held)} records from {src} to {name}, which held the "
+        f"first {len(held)}"
+    )

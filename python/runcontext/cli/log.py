@@ -83,6 +83,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument(
+        "--html",
+        metavar="FILE",
+        help="write one self-contained HTML page of every run to FILE (timeline, facts over "
+        "time, section diffs, token charts) instead of listing",
+    )
+    parser.add_argument(
         "--max-line-bytes",
         type=int,
         default=DEFAULT_MAX_LINE_BYTES,
@@ -94,6 +100,10 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     selection = _Selection.from_args(args)  # refuse bad arguments before reading anything
+    if args.html is not None:  # the page of every run: runcontext.cli.page
+        from runcontext.cli.page import write_from_args
+
+        return write_from_args(args, others=selection.active)
     if args.messages and args.run is None:
         raise ValueError("--messages shows one run's conversation: pass --run N too")
     if args.run is not None and selection.active:

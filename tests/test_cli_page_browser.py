@@ -23,20 +23,39 @@ from pathlib import Path
 import pytest
 from page_transcripts import SCRIPT_END, hostile_transcript, long_transcript
 
-from runcontext import cli
+from runcontext import RunContext, Session, cli
 
 BROWSER_TIMEOUT = 180  # seconds: a cold start on a loaded 2-core machine
 
 
-@pytest.fixture(scope="module")
-def chromium() -> str:
+NO_CHROMIUM = "the page's browser tests need Debian's chromium: apt-get install -y chromium"
+
+
+def find_chromium() -> str:
+    """The browser's path; without one, a skip, or in CI a failure."""
     found = shutil.which("chromium")
     if found is None:
-        message = "the page's browser tests need Debian's chromium: apt-get install -y chromium"
         if os.environ.get("CI"):
-            pytest.fail(f"{message} (CI is set, so this fails rather than skips)", pytrace=False)
-        pytest.skip(message)
+            pytest.fail(
+                f"{NO_CHROMIUM} (CI is set, so this fails rather than skips)", pytrace=False
+            )
+        pytest.skip(NO_CHROMIUM)
     return found
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    return find_chromium()
+
+
+def test_a_missing_browser_fails_in_ci_and_skips_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI is set, so this fails rather than skips"):
+        find_chromium()
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="apt-get install -y chromium"):
+        find_chromium()
 
 
 def browse(chromium: str, url: str, *extra: str, cwd: Path) -> tuple[str, list[str]]:
@@ -120,6 +139,33 @@ def test_the_console_check_sees_a_script_the_policy_refuses(
     assert 'data-ready="1"' not in dom
     assert len(console) == 1
     assert "violates the following Content Security Policy directive 'script-src" in console[0]
+
+
+def test_a_page_without_runs_or_counts_and_a_later_page_of_runs_render(
+    chromium: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty, uncounted = tmp_path / "empty.jsonl", tmp_path / "uncounted.jsonl"
+    Session.create(empty, [{"role": "user", "content": "hi"}]).close()
+    messages = [{"role": "user", "content": "hi"}]
+    with Session.create(uncounted, messages) as session:
+        session.record_run(messages)  # no context, no tokens
+        session.record_run(messages, RunContext(facts=[("date", "2026-12-01")]))
+    dom, console = browse(chromium, write_page(empty, capsys).as_uri(), "--dump-dom", cwd=tmp_path)
+    assert console == []
+    assert 'data-ready="1"' in dom and "No runs recorded." in dom and "no runs" in dom
+    page = write_page(uncounted, capsys).as_uri()
+    dom, console = browse(chromium, page, "--dump-dom", cwd=tmp_path)
+    assert console == []
+    assert re.findall(r'<tr class="run[^"]*" id="run-(\d+)">', dom) == ["1", "2"]
+    assert dom.count('<td class="same">not counted</td>') == 2
+    # Run 142 of 150 is on the timeline's second page, opened.
+    page = write_page(long_transcript(tmp_path / "long.jsonl", 150), capsys).as_uri()
+    dom, console = browse(chromium, page + "#run-142", "--dump-dom", cwd=tmp_path)
+    assert console == []
+    rows = re.findall(r'<tr class="run[^"]*" id="run-(\d+)">', dom)
+    assert rows == [str(n) for n in range(101, 151)]
+    assert '<tr class="run open" id="run-142">' in dom
+    assert "runs 101–150 of 150 (page 2 of 2)" in dom
 
 
 def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:

@@ -69,7 +69,7 @@ for wheel in "$work"/wheels/*.whl; do
     [[ "$name" == *-manylinux_* ]] || fail "$name: not a manylinux wheel"
     contents=$("$python" -m zipfile -l "$wheel")
     for needed in runcontext/_core runcontext/py.typed runcontext/vectors/jcs.json \
-        runcontext/vectors/es-numbers.txt licenses/LICENSE-MIT licenses/LICENSE-APACHE; do
+        runcontext/vectors/es-numbers.txt runcontext/cli/page.js runcontext/cli/page.css licenses/LICENSE-MIT licenses/LICENSE-APACHE; do
         grep -q "$needed" <<<"$contents" || fail "$name lacks $needed"
     done
     if grep -qE '^ *(docs|tests)/' <<<"$contents"; then fail "$name ships docs/ or tests/"; fi

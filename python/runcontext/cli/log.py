@@ -122,6 +122,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument(
+        "--html",
+        metavar="FILE",
+        help="write one self-contained HTML page of every run to FILE (timeline, facts over "
+        "time, section diffs, token charts) instead of listing",
+    )
+    parser.add_argument(
         "--max-line-bytes",
         type=int,
         default=DEFAULT_MAX_LINE_BYTES,
@@ -133,6 +139,11 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     selection = _Selection.from_args(args)  # refuse bad arguments before reading anything
+    if args.html is not None:  # the page of every run: runcontext.cli.page
+        from runcontext.cli.page import write_from_args
+
+        others = selection.active or args.last is not None or args.diff or args.context
+        return write_from_args(args, others=others)
     if args.context and args.run is None:
         raise ValueError("--context shows one run's head and tail: pass --run N too")
     if args.run is not None and (selection.active or args.last is not None):

@@ -9,13 +9,20 @@ behind each placement are in ``docs/PLACEMENT.md``.
 
 from runcontext.adapters.anthropic import ANTHROPIC_MAX_BREAKPOINTS, anthropic_messages
 from runcontext.adapters.caching import cache_minimum, uncached_reason
-from runcontext.adapters.openai import openai_chat, openai_responses
+from runcontext.adapters.openai import (
+    openai_chat,
+    openai_chat_request,
+    openai_prompt_caching,
+    openai_responses,
+)
 
 __all__ = [
     "ANTHROPIC_MAX_BREAKPOINTS",
     "anthropic_messages",
     "cache_minimum",
     "openai_chat",
+    "openai_chat_request",
+    "openai_prompt_caching",
     "openai_responses",
     "uncached_reason",
 ]

@@ -9,6 +9,7 @@ behind each placement are in ``docs/PLACEMENT.md``.
 
 from runcontext.adapters.anthropic import ANTHROPIC_MAX_BREAKPOINTS, anthropic_messages
 from runcontext.adapters.caching import cache_minimum, uncached_reason
+from runcontext.adapters.gemini import gemini_contents
 from runcontext.adapters.openai import (
     openai_chat,
     openai_chat_request,
@@ -20,6 +21,7 @@ __all__ = [
     "ANTHROPIC_MAX_BREAKPOINTS",
     "anthropic_messages",
     "cache_minimum",
+    "gemini_contents",
     "openai_chat",
     "openai_chat_request",
     "openai_prompt_caching",

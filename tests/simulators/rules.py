@@ -74,6 +74,9 @@ class Usage:
     # Tokens written at or after the start of the last message (the tail, in an adapter's
     # request): a write there is paid every turn and never read back.
     written_in_last_message: int = 0
+    # Tokens of the longest block prefix this request shares with the previous one: what a
+    # perfect cache could read (for an adapter's request: head and earlier conversation).
+    shared: int = 0
 
     @property
     def uncached(self) -> int:
@@ -93,6 +96,15 @@ class Usage:
 def tokens(value: Any) -> int:
     size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
     return max(1, -(-size // 4))
+
+
+def _shared(previous: list[bytes], prefixes: _Prefixes) -> int:
+    shared = 0
+    for index, (a, b) in enumerate(zip(previous, prefixes.hashes, strict=False)):
+        if a != b:
+            break
+        shared = prefixes.ends[index]
+    return shared
 
 
 class _Prefixes:
@@ -144,6 +156,7 @@ class OpenAICache:
     implicit: str = "newest"
     minimum: int = OPENAI_MINIMUM
     entries: dict[bytes, int] = field(default_factory=dict)  # in write order
+    previous: list[bytes] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.implicit not in IMPLICIT_READINGS:
@@ -249,7 +262,8 @@ class OpenAICache:
                 if end > last_start:
                     written_tail += end - max(last_start, written_to)
                 written_to = end
-        return Usage(prefixes.total, read, written_to - read, 0, written_tail)
+        shared, self.previous = _shared(self.previous, prefixes), prefixes.hashes
+        return Usage(prefixes.total, read, written_to - read, 0, written_tail, shared)
 
 
 # --- Anthropic ----------------------------------------------------------------------------
@@ -273,6 +287,7 @@ def _nested_markers(value: Any, skip: str = "input") -> list[Mapping[str, Any]]:
 class AnthropicCache:
     minimum: int | None = None  # by model when None
     entries: dict[bytes, int] = field(default_factory=dict)
+    previous: list[bytes] = field(default_factory=list)
 
     def messages(self, body: Mapping[str, Any]) -> Usage:
         blocks: list[Block] = []
@@ -349,7 +364,8 @@ class AnthropicCache:
                 if end > last_start:
                     written_tail += end - max(last_start, written_to)
                 written_to = end
-        return Usage(prefixes.total, read, written_to - read, written_1h, written_tail)
+        shared, self.previous = _shared(self.previous, prefixes), prefixes.hashes
+        return Usage(prefixes.total, read, written_to - read, written_1h, written_tail, shared)
 
 
 def _without_markers(value: Any) -> Any:
@@ -367,6 +383,7 @@ def _without_markers(value: Any) -> Any:
 class GeminiCache:
     minimum: int | None = None
     prefixes: dict[bytes, int] = field(default_factory=dict)
+    previous: list[bytes] = field(default_factory=list)
 
     def generate(self, model: str, body: Mapping[str, Any]) -> Usage:
         blocks: list[Block] = []
@@ -393,4 +410,5 @@ class GeminiCache:
                 read = prefixes.ends[index]
         for digest, end in zip(prefixes.hashes, prefixes.ends, strict=True):
             self.prefixes[digest] = end
-        return Usage(prefixes.total, read, 0)
+        shared, self.previous = _shared(self.previous, prefixes), prefixes.hashes
+        return Usage(prefixes.total, read, 0, shared=shared)

@@ -14,9 +14,15 @@ import anthropic
 import openai
 import pytest
 from pytest_httpserver import HTTPServer
+from simulators.server import SimulatorServer
 
 from runcontext import RunContext
-from runcontext.adapters import anthropic_messages, openai_chat, openai_responses
+from runcontext.adapters import (
+    anthropic_messages,
+    openai_chat,
+    openai_chat_request,
+    openai_responses,
+)
 
 HEAD = [("instructions", "You are a careful coding assistant. Prefer small diffs. ✓")]
 
@@ -324,3 +330,95 @@ def test_anthropic_prefill_with_cache_bytes(server: HTTPServer) -> None:
     tail_at = first.index(b'{"role":"user","content":[{"type":"text","text":"## Current context')
     assert first[:tail_at] == second[:tail_at]
     assert first[tail_at:] != second[tail_at:]
+
+
+# --- Cache fields on the wire, answered by the cache simulators ----------------------------
+
+
+@pytest.fixture
+def simulator() -> Iterator[SimulatorServer]:
+    with SimulatorServer() as running:
+        yield running
+
+
+def big_facts(turn: int) -> RunContext:
+    head = [("instructions", "Prefer small diffs and say how you checked them. " * 120)]
+    return RunContext(head_sections=head, facts=[("clock", f"09:{turn:02d}")])
+
+
+def test_openai_chat_breakpoint_and_options_on_the_wire(simulator: SimulatorServer) -> None:
+    client = openai.OpenAI(api_key="sk-test", base_url=simulator.url + "/v1", max_retries=0)
+    messages: list[dict[str, Any]] = []
+    usages = []
+    for turn in (1, 2, 3):
+        messages.append({"role": "user", "content": f"Question {turn}?"})
+        body = openai_chat_request(messages, big_facts(turn), model="gpt-5.6")
+        completion = client.chat.completions.create(**body)
+        usages.append(completion.usage)
+        messages.append({"role": "assistant", "content": f"Answer {turn}."})
+    wire = simulator.exchanges[-1].json
+    # Request-level options; the breakpoint inside the last user message's content part.
+    assert wire["prompt_cache_options"] == {"mode": "explicit"}
+    assert wire["messages"][-2] == {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "Question 3?", "prompt_cache_breakpoint": {"mode": "explicit"}}
+        ],
+    }
+    assert wire["messages"][-1] == {"role": "system", "content": big_facts(3).tail_text}
+    assert simulator.exchanges[-1].body.count(b"prompt_cache_breakpoint") == 1
+    assert simulator.exchanges[-1].body == canonical(
+        openai_chat_request(messages[:-1], big_facts(3), model="gpt-5.6")
+    )
+    # The SDK reads the usage back: turn 2 reads all that turn 1 wrote, writes only its news.
+    details = [usage.prompt_tokens_details for usage in usages if usage is not None]
+    assert details[0].cached_tokens == 0 and details[0].cache_write_tokens
+    assert details[1].cached_tokens == details[0].cache_write_tokens
+    assert details[2].cached_tokens == details[1].cached_tokens + details[1].cache_write_tokens
+    assert all(u.written_in_last_message == 0 for u in simulator.usages)
+
+
+def test_openai_responses_breakpoint_and_options_on_the_wire(
+    simulator: SimulatorServer,
+) -> None:
+    client = openai.OpenAI(api_key="sk-test", base_url=simulator.url + "/v1", max_retries=0)
+    items: list[dict[str, Any]] = [
+        {"role": "user", "content": "Run the tests"},
+        {"type": "function_call", "call_id": "c1", "name": "pytest", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "2 failed"},
+    ]
+    for turn in (1, 2):
+        response = client.responses.create(
+            **openai_responses(items, big_facts(turn), model="gpt-5.6")
+        )
+        items.append({"role": "assistant", "content": "Two fail."})
+        items.append({"role": "user", "content": "Fix them."})
+    first, second = (exchange.json for exchange in simulator.exchanges)
+    assert first["prompt_cache_options"] == {"mode": "explicit"}
+    assert first["model"] == "gpt-5.6"
+    assert first["input"][2]["output"] == [
+        {"type": "input_text", "text": "2 failed", "prompt_cache_breakpoint": {"mode": "explicit"}}
+    ]
+    assert second["input"][4]["content"][0]["prompt_cache_breakpoint"] == {"mode": "explicit"}
+    assert second["input"][2]["output"] == "2 failed"  # only the newest one is marked
+    assert response.usage is not None
+    details = response.usage.input_tokens_details
+    assert details.cached_tokens == simulator.usages[0].written > 0
+    assert details.cache_write_tokens == simulator.usages[1].written > 0
+
+
+def test_anthropic_sends_no_top_level_cache_control(simulator: SimulatorServer) -> None:
+    client = anthropic.Anthropic(api_key="sk-ant-test", base_url=simulator.url, max_retries=0)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Hi"}]
+    for turn in (1, 2):
+        reply = client.messages.create(
+            model="claude-sonnet-4-5",
+            max_tokens=64,
+            **anthropic_messages(messages, big_facts(turn)),
+        )
+        messages += [{"role": "assistant", "content": "Hello."}, {"role": "user", "content": "Go"}]
+    wire = simulator.exchanges[-1].json
+    assert "cache_control" not in wire
+    assert simulator.exchanges[-1].body.count(b'"cache_control"') == 2
+    assert reply.usage.cache_read_input_tokens == simulator.usages[0].written > 0
+    assert reply.usage.cache_creation_input_tokens == simulator.usages[1].written > 0

@@ -21,6 +21,9 @@ ANTHROPIC_TAIL_ROLES = ("user", "system")
 ANTHROPIC_MAX_BREAKPOINTS = 4
 # Blocks the API refuses a `cache_control` marker on (so does a text block with no visible text).
 _UNMARKABLE_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+# `cache_control.ttl` values, shortest first: a marker with a longer TTL must not come after one
+# with a shorter TTL in the API's order (tools, system, messages); no ttl means "5m".
+ANTHROPIC_TTLS = ("5m", "1h")
 # Keys of a block whose value is free-form JSON (the tool arguments of `tool_use` and
 # `server_tool_use`): a "cache_control" key in there is data, not a breakpoint.
 _FREE_FORM_KEYS = frozenset({"input"})
@@ -34,6 +37,7 @@ def anthropic_messages(
     tail_role: str = "user",
     system: str | Sequence[Mapping[str, Any]] | None = None,
     reserved_breakpoints: int = 0,
+    ttl: str | None = None,
 ) -> dict[str, Any]:
     """Return ``{"system": [...], "messages": [...]}`` for the Messages API.
 
@@ -52,8 +56,18 @@ def anthropic_messages(
     added, with four none. A block that cannot carry a marker (thinking, or text with no visible
     text) is passed over for the block before it. The caller's breakpoints are never moved or
     removed.
+
+    A ``system``-role message inside ``messages`` never carries the conversation breakpoint
+    (the API refuses ``cache_control`` on a turn-scoped system message, and a prefix ending
+    there is not reused): the scan passes over it. ``ttl`` (``"5m"`` or ``"1h"``) goes on the
+    adapter's markers; no ``ttl`` is the API's default, five minutes. The API refuses a marker
+    with a longer TTL after one with a shorter TTL, so a request whose markers would break that
+    order (a ``"1h"`` marker of yours after the adapter's five-minute one, say) is a
+    ``ValueError`` that names the ``ttl`` to pass. No top-level ``cache_control`` is ever sent.
     """
     check_choice("tail_role", tail_role, ANTHROPIC_TAIL_ROLES)
+    if ttl is not None:
+        check_choice("ttl", ttl, ANTHROPIC_TTLS)
     if type(reserved_breakpoints) is not int:
         raise TypeError(
             f"reserved_breakpoints: expected an int, got {type(reserved_breakpoints).__name__}"
@@ -95,20 +109,24 @@ def anthropic_messages(
 
     request: list[Any] = list(messages)
     budget = ANTHROPIC_MAX_BREAKPOINTS - used
+    marked_at: int | None = None
     if cache and budget:
-        found = _conversation_breakpoint(messages, at)
+        found = _conversation_breakpoint(messages, at, ttl)
         if found is not None:
-            index, marked = found
-            request[index] = marked
+            marked_at, marked = found
+            request[marked_at] = marked
             budget -= 1
+    head_marked = cache and bool(budget) and head is not None
+    if (head_marked or marked_at is not None) and in_messages + in_system:
+        _check_ttl_order(system_blocks, messages, head_marked, marked_at, ttl)
     if tail is not None:
         request.insert(at, {"role": tail_role, "content": [{"type": "text", "text": tail}]})
 
     body: dict[str, Any] = {}
     if head is not None:
         head_block: dict[str, Any] = {"type": "text", "text": head}
-        if cache and budget:
-            head_block["cache_control"] = _marker()
+        if head_marked:
+            head_block["cache_control"] = _marker(ttl)
         body["system"] = [head_block, *system_blocks]
     elif system is not None:
         body["system"] = system
@@ -199,7 +217,7 @@ def _system_blocks(system: object) -> list[Any]:
 
 
 def _conversation_breakpoint(
-    messages: Sequence[Mapping[str, Any]], at: int
+    messages: Sequence[Mapping[str, Any]], at: int, ttl: str | None = None
 ) -> tuple[int, dict[str, Any]] | None:
     """Return the index of the message the conversation breakpoint goes on, and its marked copy.
 
@@ -211,11 +229,13 @@ def _conversation_breakpoint(
     """
     for index in range(at - 1, -1, -1):
         message = messages[index]
+        if message["role"] == "system":
+            continue  # a turn-scoped system message refuses a marker
         content = message["content"]
         if isinstance(content, str):
             if not content.strip():
                 continue
-            block = {"type": "text", "text": content, "cache_control": _marker()}
+            block = {"type": "text", "text": content, "cache_control": _marker(ttl)}
             return index, {**message, "content": [block]}
         for position in range(len(content) - 1, -1, -1):
             block = content[position]
@@ -223,13 +243,67 @@ def _conversation_breakpoint(
                 return None
             if _markable(block):
                 marked = [*content]
-                marked[position] = {**block, "cache_control": _marker()}
+                marked[position] = {**block, "cache_control": _marker(ttl)}
                 return index, {**message, "content": marked}
     return None
 
 
-def _marker() -> dict[str, Any]:
-    return {"type": "ephemeral"}  # a new dict each time: the caller may edit one (say, a ttl)
+def _marker(ttl: str | None = None) -> dict[str, Any]:
+    # A new dict each time: the caller may edit one.
+    return {"type": "ephemeral"} if ttl is None else {"type": "ephemeral", "ttl": ttl}
+
+
+def _check_ttl_order(
+    system_blocks: Sequence[Mapping[str, Any]],
+    messages: Sequence[Mapping[str, Any]],
+    head_marked: bool,
+    marked_at: int | None,
+    ttl: str | None,
+) -> None:
+    """Refuse markers whose TTLs would not be longest-first in the API's order."""
+    ours = ttl or "5m"
+    order: list[tuple[str, str]] = []  # (ttl, where), in the API's order
+    if head_marked:
+        order.append((ours, "the head's marker (system[0])"))
+    for index, block in enumerate(system_blocks):
+        order.extend((t, f"your marker in system[{index}]") for t in _ttls_in(block))
+    for index, message in enumerate(messages):
+        content = message["content"]
+        if index == marked_at:
+            order.append((ours, f"the conversation marker (messages[{index}])"))
+        elif not isinstance(content, str):
+            for block in content:
+                order.extend((t, f"your marker in messages[{index}]") for t in _ttls_in(block))
+    shortest = order[0]
+    for entry in order[1:]:
+        if ANTHROPIC_TTLS.index(entry[0]) > ANTHROPIC_TTLS.index(shortest[0]):
+            fix = f"ttl={shortest[0]!r}" if entry[1].startswith("the ") else f"ttl={entry[0]!r}"
+            raise ValueError(
+                f"cache_control TTLs: {entry[1]} has ttl {entry[0]!r} after {shortest[1]} with "
+                f"ttl {shortest[0]!r}; the Messages API needs longer TTLs first: pass {fix} "
+                f"to the adapter, or change your markers' ttl"
+            )
+        if ANTHROPIC_TTLS.index(entry[0]) < ANTHROPIC_TTLS.index(shortest[0]):
+            shortest = entry
+
+
+def _ttls_in(block: Mapping[str, Any]) -> list[str]:
+    """The TTL of every marker on ``block`` and the blocks nested in it, in document order."""
+    found: list[str] = []
+    pending: list[Any] = [block]
+    while pending:  # depth already bounded by _breakpoints_in, which saw every block first
+        value = pending.pop()
+        if isinstance(value, Mapping):
+            marker = value.get("cache_control")
+            if isinstance(marker, Mapping):
+                found.append("1h" if marker.get("ttl") == "1h" else "5m")
+            children = [item for key, item in value.items() if key not in _FREE_FORM_KEYS]
+        else:
+            children = list(value)
+        pending.extend(
+            item for item in reversed(children) if isinstance(item, Mapping | list | tuple)
+        )
+    return found
 
 
 def _markable(block: Mapping[str, Any]) -> bool:

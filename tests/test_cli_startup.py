@@ -66,24 +66,6 @@ def test_a_top_level_option_before_a_command_lists_every_command(args: tuple[str
     assert all(name in shown and summary in shown for name, (_, summary) in COMMANDS.items())
 
 
-def test_the_help_width_is_the_one_shutil_gives(monkeypatch: pytest.MonkeyPatch) -> None:
-    import shutil
-
-    from runcontext.cli._parser import _columns
-
-    for columns in ("57", "", "x", "-3"):
-        monkeypatch.setenv("COLUMNS", columns)
-        assert _columns() == shutil.get_terminal_size().columns
-
-
-NEW_MODULES = """
-import sys
-before = set(sys.modules)
-{code}
-print("NEW:", " ".join(sorted(set(sys.modules) - before)))
-"""
-
-
 def _new_modules(code: str, *args: str) -> set[str]:
     """The modules a fresh interpreter imports to run ``code`` (beyond its start-up's)."""
     result = subprocess.run(

@@ -13,9 +13,15 @@ import {
   setInput,
 } from "./wasm.js";
 
-export * from "./errors.js";
+export {
+  CanonicalJSONError, ConversationMismatchError, DuplicateKeyError, InvalidNumberError,
+  InvalidStringError, JSONSyntaxError, NestingTooDeepError, RunContextError, RunContextTypeError,
+  RunContextValueError, SeedMismatchError, TornTranscriptError, TranscriptDigestError,
+  TranscriptError, TranscriptFormatError, TranscriptReplacedError, TranscriptVersionError,
+  UnsupportedTypeError,
+} from "./errors.js";
 export { MAX_DEPTH };
-export { Session, verifyTranscript } from "./session.js";
+export { DEFAULT_MAX_LINE_BYTES, Run, Session, verifyTranscript } from "./session.js";
 
 /** The RunContext format version (FORMAT.md § 3). */
 export const FORMAT_VERSION = 1;

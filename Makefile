@@ -55,7 +55,7 @@ js:  ## build the JavaScript package's .wasm (rust/wasm) into js/
 	cp LICENSE-MIT LICENSE-APACHE js/
 
 test-js: js  ## the JavaScript package: node --test (vectors, values, sessions, npm pack, headless Chromium), tsc on the declarations, the differential against Python
-	cd js && node --test test/
+	cd js && node --test test/*.test.js
 	tsc -p js/test/tsconfig.json
 	$(PYTHON) -m pytest -p no:cacheprovider tests/test_js_differential.py
 

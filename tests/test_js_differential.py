@@ -30,13 +30,13 @@ from runcontext.transcript.memory import verify_bytes
 from conftest import ROOT
 from strategies import MAX_SAFE_INTEGER, unique_pairs
 
-DRIVER = ROOT / "js" / "test" / "driver.mjs"
+DRIVER = ROOT / "tests" / "js_driver.mjs"
 WASM = ROOT / "js" / "runcontext.wasm"
 ARGUMENT = {"head_sections": "headSections", "facts": "facts", "tail_sections": "tailSections"}
 
 
 class Node:
-    """One `node js/test/driver.mjs` process: a request line in, an answer line out."""
+    """One `node tests/js_driver.mjs` process: a request line in, an answer line out."""
 
     def __init__(self) -> None:
         node = shutil.which("node")

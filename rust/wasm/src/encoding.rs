@@ -20,32 +20,32 @@
 //! (it writes NaN as `null`, drops `undefined`, calls `toJSON`, replaces lone surrogates with
 //! escapes), and it would lose the order of the refusals.
 
-/// A JavaScript value, decoded.
+/// A JavaScript value, decoded; its texts borrow the encoded bytes.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Node {
+pub enum Node<'a> {
     Null,
     Bool(bool),
     Number(f64),
-    Str(String),
+    Str(&'a str),
     LoneStr,
-    Array(Vec<Node>),
-    Object(Vec<(Key, Node)>),
-    BigInt(String),
+    Array(Vec<Node<'a>>),
+    Object(Vec<(Key<'a>, Node<'a>)>),
+    BigInt(&'a str),
     Undefined,
-    Other(String),
-    MapLike(String),
-    SetLike(String),
+    Other(&'a str),
+    MapLike(&'a str),
+    SetLike(&'a str),
 }
 
 /// An object's key: text, or a string holding a lone surrogate.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Key {
-    Str(String),
+pub enum Key<'a> {
+    Str(&'a str),
     Lone,
 }
 
 /// The one value `bytes` holds, or why it is malformed.
-pub fn decode(bytes: &[u8]) -> Result<Node, String> {
+pub fn decode(bytes: &[u8]) -> Result<Node<'_>, String> {
     let mut reader = Reader { bytes, at: 0 };
     let node = reader.node()?;
     if reader.at != bytes.len() {
@@ -59,8 +59,8 @@ struct Reader<'a> {
     at: usize,
 }
 
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], String> {
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
         let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
         let end = end.ok_or_else(|| format!("truncated value at byte {}", self.at))?;
         let out = &self.bytes[self.at..end];
@@ -73,14 +73,14 @@ impl Reader<'_> {
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
     }
 
-    fn text(&mut self) -> Result<String, String> {
+    fn text(&mut self) -> Result<&'a str, String> {
         let len = self.u32()?;
         let at = self.at;
         let raw = self.take(len)?;
-        String::from_utf8(raw.to_vec()).map_err(|_| format!("a string at byte {at} is not UTF-8"))
+        std::str::from_utf8(raw).map_err(|_| format!("a string at byte {at} is not UTF-8"))
     }
 
-    fn node(&mut self) -> Result<Node, String> {
+    fn node(&mut self) -> Result<Node<'a>, String> {
         let tag = self.take(1)?[0];
         Ok(match tag {
             0 => Node::Null,
@@ -134,7 +134,7 @@ mod tests {
         assert_eq!(
             decode(&bytes),
             Ok(Node::Array(vec![
-                Node::Str("a".into()),
+                Node::Str("a"),
                 Node::Object(vec![(Key::Lone, Node::Undefined)])
             ]))
         );

@@ -136,7 +136,7 @@ fn write_node(out: &mut Vec<u8>, node: &Node, depth: usize) -> Result<(), Canoni
             Ok(v) if v.abs() <= MAX_SAFE_INTEGER => write_i64(out, v)?,
             _ => {
                 return Err(CanonicalError::new(CanonicalErrorKind::IntegerOutOfRange(
-                    digits.clone(),
+                    (*digits).to_owned(),
                 )))
             }
         },
@@ -150,7 +150,7 @@ fn write_node(out: &mut Vec<u8>, node: &Node, depth: usize) -> Result<(), Canoni
             let mut keyed = Vec::with_capacity(members.len());
             for (key, value) in members {
                 match key {
-                    Key::Str(k) => keyed.push((k.as_str(), value)),
+                    Key::Str(k) => keyed.push((*k, value)),
                     Key::Lone => {
                         return Err(CanonicalError::new(CanonicalErrorKind::LoneSurrogate))
                     }
@@ -231,14 +231,14 @@ pub extern "C" fn rc_canonicalize_text() -> u32 {
 
 // --- RunContext -----------------------------------------------------------------------------
 
-impl ArgNode for Node {
+impl ArgNode for Node<'_> {
     type Error = std::convert::Infallible;
     type Text = String;
 
     fn shape(&self, limit: usize) -> Result<Shape<Self, String>, Self::Error> {
         Ok(match self {
             Node::Null | Node::Undefined => Shape::Null,
-            Node::Str(s) => Shape::Str(s.clone()),
+            Node::Str(s) => Shape::Str((*s).to_owned()),
             Node::LoneStr => Shape::NotText,
             Node::Array(items) => Shape::Seq {
                 items: items
@@ -264,13 +264,13 @@ impl ArgNode for Node {
             Node::Str(_) | Node::LoneStr => "string".into(),
             Node::Array(_) => "Array".into(),
             Node::Object(_) => "Object".into(),
-            Node::Other(t) | Node::MapLike(t) | Node::SetLike(t) => t.clone(),
+            Node::Other(t) | Node::MapLike(t) | Node::SetLike(t) => (*t).to_owned(),
         }
     }
 }
 
 /// An argument, or `None` for null and undefined (the default: empty).
-fn present(node: &Node) -> Option<&Node> {
+fn present<'n, 'a>(node: &'n Node<'a>) -> Option<&'n Node<'a>> {
     (!matches!(node, Node::Null | Node::Undefined)).then_some(node)
 }
 

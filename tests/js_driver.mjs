@@ -1,4 +1,5 @@
-// The JavaScript side of tests/test_js_differential.py: one JSON request per line on stdin,
+// The JavaScript side of tests/test_js_differential.py (here, beside it, and not in js/test/,
+// where `node --test` would run it as a test): one JSON request per line on stdin,
 // one JSON answer per line on stdout. Values arrive in a transport form that JSON can carry:
 // {"$f": "<16 hex digits>"} is the double with those IEEE 754 bits, {"$n": "<digits>"} a
 // bigint, {"$set": []} a Set, {"$undefined": 0} undefined; strings may hold lone surrogates
@@ -9,7 +10,7 @@ import { readFileSync } from "node:fs";
 import {
   CanonicalJSONError, RunContext, RunContextError, RunContextTypeError, Session, TranscriptError,
   canonicalJson, canonicalizeText, digest, verifyTranscript,
-} from "../src/index.js";
+} from "../js/src/index.js";
 
 const view = new DataView(new ArrayBuffer(8));
 

@@ -117,3 +117,17 @@ test("two sessions on one file: the second catches up before it appends", () => 
   assert.deepEqual(verified.runs.map((r) => r.number), [1, 2]);
   assert.equal(verified.messages.length, 3);
 });
+
+test("a read-only session reads but refuses to append; options are checked", () => {
+  const path = fresh();
+  Session.create(path, [system], { clock }).close();
+  const session = Session.open(path, { writable: false });
+  assert.equal(session.writable, false);
+  assert.throws(() => session.recordRun([system], rc), /the session is read-only/);
+  assert.throws(() => Session.open(path, { writable: false, repair: true }), /repair: true needs a writable session/);
+  assert.throws(() => Session.open(path, { maxLineBytes: 0 }), /maxLineBytes: expected 1 to 4294967295, got 0/);
+  assert.throws(() => Session.create(fresh(), []), /messages: a transcript needs the conversation's first message/);
+  assert.throws(() => Session.create(fresh(), [{ content: "x" }]), /messages\[0\]: the message has no 'role' key \(or, for a Responses item, 'type'\)/);
+  assert.throws(() => Session.open(join(dir, "missing.jsonl")), { code: "ENOENT" });
+  session.close();
+});

@@ -35,7 +35,10 @@ install-test:  ## install the package in editable mode with the test, lint, inte
 		$(PIP) install -e '.[$(EXTRAS)]'; \
 	fi
 
-test: install-test test-rust test-python test-js  ## install everything the tests need, then run every test
+# The Python sdist carries no js/ (nor rust/wasm): there `make test` is the Rust and Python tests.
+TEST_JS := $(if $(wildcard js/package.json),test-js)
+
+test: install-test test-rust test-python $(TEST_JS)  ## install everything the tests need, then run every test
 
 test-rust:  ## the core's unit tests and the shared vectors (no Python needed)
 	cargo test --workspace

@@ -69,6 +69,7 @@ const OPS = {
     return { canonical: canonicalJson(v), digest: digest(v) };
   },
   text: ({ hex }) => canonicalizeText(Uint8Array.from(hex.match(/../g) ?? [], (b) => parseInt(b, 16))),
+  string: ({ text }) => canonicalizeText(text),
   runcontext: ({ args }) => describe(contextOf(args)),
   verify: ({ path }) => verified(path),
   create: ({ path, messages, time }) => {

@@ -169,6 +169,30 @@ def test_canonicalize_text_agrees_on_mutated_text(node: Node, text: bytes, data:
     assert answer == {"ok": expected}
 
 
+_json_strings = st.one_of(
+    _values.filter(lambda v: not isinstance(v, frozenset)).map(
+        lambda v: json.dumps(v, ensure_ascii=False, default=str)
+    ),
+    st.lists(st.sampled_from(['"', "[", "]", "1", ",", "\n", "\ud800", "\udfff", "é", "{"])).map(
+        "".join
+    ),
+).filter(lambda s: _PAIR.search(s) is None)
+
+
+@settings(max_examples=200)
+@given(_json_strings)
+def test_canonicalize_text_agrees_on_strings(node: Node, text: str) -> None:
+    """A string (not bytes) with a lone surrogate is refused where the surrogate is, unless
+    a problem comes first, in both languages."""
+    answer = node("string", text=text)
+    try:
+        expected = canonicalize_text(text).decode()
+    except CanonicalJSONError as error:
+        assert answer == {"error": python_failure(error)}
+        return
+    assert answer == {"ok": expected}
+
+
 def describe(rc: RunContext) -> dict[str, Any]:
     return {
         "digest": rc.digest,

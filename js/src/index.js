@@ -101,12 +101,12 @@ export function keyedDigest(key, value) {
  */
 export function canonicalizeText(text) {
   if (typeof text === "string") {
-    // A lone surrogate has no UTF-8 form (TextEncoder would replace it): refused here.
     if (typeof text.isWellFormed === "function" ? !text.isWellFormed() : /\p{Cs}/u.test(text)) {
-      throw canonicalError({
-        kind: "lone-surrogate", path: "$",
-        message: "text: the string holds a lone surrogate, which has no UTF-8 form",
-      });
+      // No UTF-8 form: the core reads it as Python's surrogatepass bytes, so the refusal is
+      // the one those bytes get (FORMAT.md § 1.7.2), located at the first lone surrogate.
+      setInput(surrogatepass(text));
+      core.rc_canonicalize_string();
+      throw canonicalError(outputJson());
     }
     setInput(utf8.encode(text));
   } else {
@@ -114,6 +114,17 @@ export function canonicalizeText(text) {
   }
   if (core.rc_canonicalize_text() !== 0) throw canonicalError(outputJson());
   return outputText();
+}
+
+/** UTF-8 of a string, each lone surrogate written as the three bytes of its code point. */
+function surrogatepass(text) {
+  const out = [];
+  for (const ch of text) { // a lone surrogate is one code point of its own
+    const c = ch.codePointAt(0);
+    if (c >= 0xd800 && c <= 0xdfff) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f));
+    else out.push(...utf8.encode(ch));
+  }
+  return Uint8Array.from(out);
 }
 
 const PRIVATE = Symbol("runcontext.RunContext");

@@ -112,3 +112,11 @@ test("requestFingerprint: the document Python's request_fingerprint hashes", () 
   assert.throws(() => requestFingerprint({ model: "m", context: rc, revision: "r", tools: [{ d: NaN }] }),
     (e) => e instanceof InvalidNumberError && e.path === "$.tools[0].d");
 });
+
+test("a string with a lone surrogate is refused where the surrogate is, as Python locates it", () => {
+  assert.throws(() => canonicalizeText('{"x":\n ["é\udc00"]}'), (e) =>
+    e instanceof InvalidStringError && e.kind === "lone-surrogate" && e.line === 2 && e.column === 5 && e.offset === 11 &&
+    e.message === "line 2, column 5: string contains a lone surrogate, which is not Unicode text and has no UTF-8 form");
+  // As for bytes, text that is not Unicode is refused before the grammar is read.
+  assert.throws(() => canonicalizeText('[1 2, "\ud800"]'), (e) => e.kind === "lone-surrogate" && e.column === 8);
+});

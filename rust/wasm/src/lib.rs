@@ -24,8 +24,8 @@ use runcontext_core::canonical::{
 use runcontext_core::transcript::{self as tr, Item};
 use runcontext_core::{
     canonicalize_text, digest_bytes, format_keyed_digest, keyed_context_digests,
-    keyed_digest_bytes, ArgError, ArgNode, CanonicalError, CanonicalErrorKind, Entry, RunContext,
-    Shape, Value, KEY_LEN, MAX_SAFE_INTEGER,
+    keyed_digest_bytes, ArgError, ArgNode, CanonicalError, CanonicalErrorKind, Entry,
+    ParseErrorKind, RunContext, Shape, Value, KEY_LEN, MAX_SAFE_INTEGER,
 };
 
 thread_local! {
@@ -212,20 +212,39 @@ pub extern "C" fn rc_keyed_digest() -> u32 {
     })
 }
 
+fn parse_error(e: &runcontext_core::ParseError) -> Vec<u8> {
+    object(vec![
+        ("kind", text(e.kind.id())),
+        ("path", text(e.path.to_string())),
+        ("line", Value::Number(e.line as f64)),
+        ("column", Value::Number(e.column as f64)),
+        ("offset", Value::Number(e.offset as f64)),
+        ("message", text(e.to_string())),
+    ])
+}
+
 /// The canonical form of the JSON text in the input, by the core's strict parser.
 #[no_mangle]
 pub extern "C" fn rc_canonicalize_text() -> u32 {
-    call(|input| {
-        canonicalize_text(input).map_err(|e| {
-            object(vec![
-                ("kind", text(e.kind.id())),
-                ("path", text(e.path.to_string())),
-                ("line", Value::Number(e.line as f64)),
-                ("column", Value::Number(e.column as f64)),
-                ("offset", Value::Number(e.offset as f64)),
-                ("message", text(e.to_string())),
-            ])
-        })
+    call(|input| canonicalize_text(input).map_err(|e| parse_error(&e)))
+}
+
+/// [`rc_canonicalize_text`] of a JavaScript string holding a lone surrogate, given as its
+/// UTF-8 with each lone surrogate as the three bytes UTF-8 would give its code point (as
+/// Python's `surrogatepass` encodes a `str`). The refusal is the one those bytes get, with
+/// `invalid-utf8` named `lone-surrogate`, as the Python binding names it for a `str`.
+#[no_mangle]
+pub extern "C" fn rc_canonicalize_string() -> u32 {
+    call(|input| match canonicalize_text(input) {
+        Err(mut e) => {
+            if e.kind == ParseErrorKind::InvalidUtf8 {
+                e.kind = ParseErrorKind::Canonical(CanonicalErrorKind::LoneSurrogate);
+            }
+            Err(parse_error(&e))
+        }
+        Ok(_) => Err(canonical_error(&CanonicalError::new(
+            CanonicalErrorKind::LoneSurrogate,
+        ))),
     })
 }
 

@@ -1,10 +1,12 @@
 # The README's commands call these targets. `install`, `test` and `lint` work on a machine with
 # only the Rust toolchain, Python 3.11 and pip (`install-test` installs what the tests need);
-# `vectors` also needs Node, and `fuzz` needs `cargo install cargo-fuzz`.
+# `vectors` also needs Node, and `fuzz` needs `cargo install cargo-fuzz`. `test` also runs
+# `test-js`, which needs the wasm32-unknown-unknown target, Node 20, npm, Chromium and tsc
+# (.ci/run installs what is missing).
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 
-.PHONY: help install install-test test test-rust test-python lint bench bench-check fuzz vectors packaging clean
+.PHONY: help install install-test test test-rust test-python test-js js lint bench bench-check fuzz vectors packaging clean
 FUZZ_SECONDS ?= 60
 
 help:  ## list the targets
@@ -33,13 +35,32 @@ install-test:  ## install the package in editable mode with the test, lint, inte
 		$(PIP) install -e '.[$(EXTRAS)]'; \
 	fi
 
-test: install-test test-rust test-python  ## install everything the tests need, then run every test
+# The Python sdist carries no js/ (nor rust/wasm): there `make test` is the Rust and Python tests.
+TEST_JS := $(if $(wildcard js/package.json),test-js)
+
+test: install-test test-rust test-python $(TEST_JS)  ## install everything the tests need, then run every test
 
 test-rust:  ## the core's unit tests and the shared vectors (no Python needed)
 	cargo test --workspace
 
 test-python:  ## pytest: binding, reference agreement, adapters, providers, sessions, CLI
-	$(PYTHON) -m pytest -p no:cacheprovider
+	$(PYTHON) -m pytest -p no:cacheprovider --ignore=tests/test_js_differential.py
+
+# The JavaScript package (js/): the core compiled to WebAssembly through rust/wasm, copied into
+# js/ with the licences; `npm pack` in js/ then packs it. Needs `rustup target add
+# wasm32-unknown-unknown`; the tests need Node 20, npm, Chromium and tsc (Debian's
+# node-typescript). test_js_differential.py runs here, not in test-python.
+WASM := target/wasm32-unknown-unknown/wasm/runcontext_wasm.wasm
+
+js:  ## build the JavaScript package's .wasm (rust/wasm) into js/
+	cargo build -p runcontext-wasm --target wasm32-unknown-unknown --profile wasm
+	cp $(WASM) js/runcontext.wasm
+	cp LICENSE-MIT LICENSE-APACHE js/
+
+test-js: js  ## the JavaScript package: node --test (vectors, values, sessions, npm pack, headless Chromium), tsc on the declarations, the differential against Python
+	cd js && node --test test/*.test.js
+	tsc -p js/test/tsconfig.json
+	$(PYTHON) -m pytest -p no:cacheprovider tests/test_js_differential.py
 
 lint:  ## formatting, clippy, ruff, mypy --strict and stubtest
 	cargo fmt --all --check

@@ -1,0 +1,78 @@
+// Compiled by `tsc --strict --noEmit` (make test-js): every export of index.d.ts, used as a
+// program would. Never run.
+import {
+  CanonicalJSONError, ConversationMismatchError, DEFAULT_MAX_LINE_BYTES, DuplicateKeyError, EMPTY,
+  FINGERPRINT_VERSION, FORMAT_VERSION, InvalidNumberError, InvalidStringError, JSONSyntaxError,
+  MAX_DEPTH, NestingTooDeepError, Run, RunContext, RunContextError, RunContextTypeError,
+  RunContextValueError, SeedMismatchError, Session, TornTranscriptError, TranscriptDigestError,
+  TranscriptError, TranscriptFormatError, TranscriptReplacedError, TranscriptVersionError,
+  UnsupportedTypeError, canonicalJson, canonicalJsonBytes, canonicalizeText, checkContext,
+  checkMessages, digest, digestBytes, keyedDigest, keyedDigestBytes, requestFingerprint, splice,
+  verifyTranscript,
+} from "runcontext";
+import type { Entry, JsonValue, Message, Section, TornTail, Verified } from "runcontext";
+
+const facts: Entry[] = [["date", "2026-11-30"], ["branch", null], ["sha", undefined]];
+const rc = new RunContext({ headSections: [["identity", "You are careful."]], facts, tailSections: null });
+const head: string | null = rc.headText;
+const tail: string | null = rc.tailText;
+const headMessage: { role: "system"; content: string } | null = rc.headMessage;
+const tailMessage = rc.tailMessage;
+const sections: readonly Section[] = rc.sections;
+const position: "head" | "tail" = sections[0].position;
+const d: string = rc.digest + rc.sectionDigests.join() + rc.facts.length + rc.headSections.length + rc.tailSections.length;
+const empty: boolean = rc.isEmpty || EMPTY.isEmpty || rc.equals(EMPTY);
+const keyed: { digest: string; sectionDigests: string[] } = rc.keyedDigests(new Uint8Array(32));
+
+const value: JsonValue = { a: [1, "x", null, true, 2n] };
+const text: string = canonicalJson(value) + canonicalizeText('{"a":1}') + canonicalizeText(new Uint8Array(2));
+const bytes: Uint8Array = canonicalJsonBytes(value);
+const digests: string[] = [digest(value), digestBytes(bytes), keyedDigest(new Uint8Array(32), value), keyedDigestBytes(new Uint8Array(32), bytes)];
+
+const messages = [{ role: "user", content: "hi" }];
+const request: ({ role: string; content: string } | { role: "system"; content: string })[] = splice(messages, rc);
+checkMessages(messages, { items: true });
+const checked: RunContext | null = checkContext(rc, { optional: false });
+const fingerprint: string = requestFingerprint({ model: "m", context: rc, revision: "r", tools: [{ name: "t" }], basis: null, sampling: { temperature: 0 } });
+const versions: number = FORMAT_VERSION + FINGERPRINT_VERSION + MAX_DEPTH + DEFAULT_MAX_LINE_BYTES;
+
+const session: Session = Session.create("t.jsonl", messages as Message[], { maxLineBytes: 1024, clock: () => new Date() });
+const opened = Session.open("t.jsonl", { repair: false, writable: null, maxLineBytes: 1024, clock: null });
+const inMemory = Session.fromBytes(session.toBytes(), { name: "mem", repair: true });
+const run: Run = session.recordRun(messages, rc, { role: "assistant", content: "hello" }, { tokens: { head: 1 } });
+const runFields: [number, string, Date, string, number, RunContext] = [run.number, run.timestamp, run.time, run.digest, run.messages, run.context];
+const runTokens = run.tokens;
+const runParts = [run.sections, run.facts];
+const all: Run[] = opened.runs();
+const recorded: Message[] = opened.messages();
+const torn: TornTail | null = opened.torn ?? opened.repaired;
+const state = [session.path, session.seed, session.chain, session.version, session.created, session.writable, session.messageCount];
+session.checkSeed(messages);
+session.checkConversation(messages);
+session.appendMessages(messages);
+session.refresh();
+session.close();
+inMemory.close();
+const verified: Verified = verifyTranscript(new Uint8Array(0), { maxLineBytes: 10, name: "x" });
+const chain: string | null = verified.chain;
+
+function describe(error: unknown): string {
+  if (error instanceof RunContextTypeError || error instanceof RunContextValueError) return error.kind;
+  if (error instanceof RunContextError) return `${error.argument}[${error.index}]`;
+  if (error instanceof UnsupportedTypeError || error instanceof InvalidNumberError || error instanceof InvalidStringError
+      || error instanceof NestingTooDeepError || error instanceof DuplicateKeyError || error instanceof JSONSyntaxError) {
+    return error.path;
+  }
+  if (error instanceof CanonicalJSONError) return `${error.kind} ${error.line} ${error.column} ${error.offset}`;
+  if (error instanceof SeedMismatchError) return error.recorded ?? "";
+  if (error instanceof ConversationMismatchError) return `${error.index} ${error.given}`;
+  if (error instanceof TornTranscriptError || error instanceof TranscriptReplacedError || error instanceof TranscriptDigestError
+      || error instanceof TranscriptVersionError || error instanceof TranscriptFormatError) {
+    return error.file;
+  }
+  if (error instanceof TranscriptError) return `${error.line} ${error.kind}`;
+  return String(error);
+}
+
+export const used = [head, tail, headMessage, tailMessage, position, d, empty, keyed, text, digests, request, checked,
+  fingerprint, versions, runFields, runTokens, runParts, all, recorded, torn, state, chain, describe];

@@ -66,6 +66,14 @@ def test_a_top_level_option_before_a_command_lists_every_command(args: tuple[str
     assert all(name in shown and summary in shown for name, (_, summary) in COMMANDS.items())
 
 
+NEW_MODULES = """
+import sys
+before = set(sys.modules)
+{code}
+print("NEW:", " ".join(sorted(set(sys.modules) - before)))
+"""
+
+
 def _new_modules(code: str, *args: str) -> set[str]:
     """The modules a fresh interpreter imports to run ``code`` (beyond its start-up's)."""
     result = subprocess.run(

@@ -6,8 +6,8 @@
 //!
 //! Besides hashing a buffer, this module hashes canonical JSON *as it is written*
 //! ([`JsonHasher`]): a string is escaped a block at a time into a small buffer that is fed to
-//! the hasher, so the digest of a 4 MB text needs no 4 MB copy of it (issue 13: the copies,
-//! and the page faults of their fresh allocations, were most of RunContext's cost).
+//! the hasher, so the digest of a 4 MB text needs no 4 MB copy of it (the copies, and the page
+//! faults of their fresh allocations, would be most of RunContext's cost).
 
 use std::cell::RefCell;
 

@@ -231,6 +231,14 @@ class Session:
         max_line_bytes: int,
     ) -> None:
         self._store = store
+        # What the store can do beyond the protocol, asked once (a runtime protocol check
+        # costs tens of microseconds): None where it cannot.
+        self._tears: TornTailStore | None = store if isinstance(store, TornTailStore) else None
+        self._checks: AppendCheckedStore | None = (
+            store if isinstance(store, AppendCheckedStore) else None
+        )
+        chunks = isinstance(store, ChunkedStore) and store.chunked
+        self._chunks: ChunkedStore | None = store if chunks else None  # type: ignore[assignment]
         # What messages name: the file (a file store's name is its path), or another store's
         # name as it is (a URI made a Path would lose its "//").
         self._where = store.name
@@ -252,17 +260,17 @@ class Session:
     def _read_all(self, *, repair: bool) -> None:
         """Read the whole transcript; with ``repair``, under the writers' lock, and truncate a
         torn last line."""
-        store = self._store
-        if not (repair and isinstance(store, TornTailStore)):
+        tears = self._tears
+        if not repair or tears is None:
             self._refresh(warn=False)
             self._check_header()
             return
-        with store.writing():
+        with self._store.writing():
             self._read_new()
-            self._torn = self._torn_at(store.partial)
+            self._torn = self._torn_at(tears.partial)
             self._check_header()
             if self._torn is not None:
-                store.truncate(self._torn.offset)
+                tears.truncate(self._torn.offset)
                 self._repaired, self._torn = self._torn, None
 
     def close(self) -> None:
@@ -428,8 +436,8 @@ class Session:
         with self._thread_lock:
             self._refresh(warn=False)
             self._check_not_torn()
-            if isinstance(self._store, AppendCheckedStore):
-                self._store.check_appendable()
+            if self._checks is not None:
+                self._checks.check_appendable()
 
     def check_recordable(self, messages: Sequence[Mapping[str, Any]]) -> None:
         """Raise the error :meth:`record_run` would raise for the messages of ``messages`` the
@@ -574,8 +582,8 @@ class Session:
             # Another writer may have appended since we last looked: read its records first so
             # message indices, run numbers, section dedupe and the chain stay right.
             self._read_new()
-            if isinstance(self._store, TornTailStore):
-                self._torn = self._torn_at(self._store.partial)
+            if self._tears is not None:
+                self._torn = self._torn_at(self._tears.partial)
             self._check_not_torn()
             self._state.begin()
             try:
@@ -600,9 +608,9 @@ class Session:
         if self._closed:
             raise ValueError(f"{self._shown}: the session is closed")
         self._read_new()
-        store = self._store
-        partial = store.partial if isinstance(store, TornTailStore) else 0
-        if partial and isinstance(store, TornTailStore):
+        store = self._tears
+        partial = 0 if store is None else store.partial
+        if partial and store is not None:
             if store.writer_active():
                 partial = 0  # a writer holds the lock: an append in progress, not a torn line
             else:
@@ -620,11 +628,10 @@ class Session:
         If a record is refused, the records before it in its batch stay applied and are
         skipped when the same batch is read again, so a later refresh reports the same line
         again instead of replaying the ones already taken in."""
-        store = self._store
         # A store that can hands over its lines in chunks, which the core splits: no object
         # per line. Every other store returns lines (the protocol's read).
-        chunked = isinstance(store, ChunkedStore) and store.chunked
-        read = store.read_chunks if chunked and isinstance(store, ChunkedStore) else store.read
+        chunked = self._chunks is not None
+        read = self._store.read if self._chunks is None else self._chunks.read_chunks
         while True:
             try:
                 batch, cursor = read(self._cursor)

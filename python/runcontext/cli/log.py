@@ -23,6 +23,7 @@ from typing import Any
 
 from runcontext._core import DEFAULT_MAX_LINE_BYTES, RunContext
 from runcontext.cli._commands import summary
+from runcontext.cli._session import opened
 from runcontext.cli._terminal import JSONLines, json_array, json_text, visible
 from runcontext.section import Section
 from runcontext.transcript import Run, Session, TornTranscriptWarning
@@ -155,17 +156,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--max-line-bytes {args.max_line_bytes}: expected at least 1")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TornTranscriptWarning)
-        try:
-            session = Session.open(
-                args.transcript,
-                writable=False,
-                max_line_bytes=args.max_line_bytes,
-                session_id=args.session,
-                tenant=args.tenant,
-            )
-        except ImportError as error:  # a postgresql:// URI without the postgres extra
-            raise ValueError(str(error)) from None
-        with session:
+        with opened(args) as session:
             anchored = _anchored_head(session)
             runs = session.runs()
             chain = session.chain

@@ -32,9 +32,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from runcontext.cli._session import opened
 from runcontext.cli._terminal import visible
 from runcontext.providers.redact import redact
-from runcontext.transcript import Run, Session, TornTranscriptWarning
+from runcontext.transcript import Run, TornTranscriptWarning
 from runcontext.transcript.changes import changes
 from runcontext.transcript.errors import shown_name
 
@@ -276,17 +277,7 @@ def write_from_args(args: argparse.Namespace, *, others: bool) -> int:
         raise ValueError(f"--html {args.html}: no directory {str(target.parent)!r} to write into")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TornTranscriptWarning)
-        try:
-            session = Session.open(
-                args.transcript,
-                writable=False,
-                max_line_bytes=args.max_line_bytes,
-                session_id=args.session,
-                tenant=args.tenant,
-            )
-        except ImportError as error:  # a postgresql:// URI without the postgres extra
-            raise ValueError(str(error)) from None
-        with session:
+        with opened(args) as session:
             runs, messages = session.runs(), session.messages()
             name, chain, version = session.store.name, session.chain, session.version
     for warning in caught:  # as the list does: the complete runs are on the page

@@ -192,14 +192,8 @@ impl Run {
         }
     }
 
-    pub(crate) fn same_structure(&self, py: Python<'_>, other: &Run) -> PyResult<bool> {
-        Ok(
-            (self.sections.is(&other.sections) || self.sections.bind(py).eq(&other.sections)?)
-                && (self.facts.is(&other.facts) || self.facts.bind(py).eq(&other.facts)?),
-        )
-    }
-
-    fn key<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+    /// The run's fields in the constructor's order: what it pickles as and is compared by.
+    fn args<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(
             py,
             [
@@ -211,6 +205,8 @@ impl Run {
                     Some(tokens) => tokens.bind(py).clone().into_any(),
                     None => py.None().into_bound(py),
                 },
+                self.sections.bind(py).clone().into_any(),
+                self.facts.bind(py).clone().into_any(),
             ],
         )
     }
@@ -298,12 +294,7 @@ impl Run {
         let Ok(other) = other.cast::<Run>() else {
             return Ok(py.NotImplemented());
         };
-        let other = other.get();
-        let equal = self
-            .key(py)?
-            .eq(other.key(py)?)
-            .and_then(|same| Ok(same && self.same_structure(py, other)?));
-        compare(py, equal, op)
+        compare(py, self.args(py)?.eq(other.get().args(py)?), op)
     }
 
     fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
@@ -330,24 +321,7 @@ impl Run {
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyType>, Bound<'py, PyTuple>)> {
-        let py = slf.py();
-        let this = slf.get();
-        let args = PyTuple::new(
-            py,
-            [
-                this.number.into_pyobject(py)?.into_any(),
-                this.timestamp.bind(py).clone().into_any(),
-                this.digest.bind(py).clone().into_any(),
-                this.messages.into_pyobject(py)?.into_any(),
-                match &this.tokens {
-                    Some(tokens) => tokens.bind(py).clone().into_any(),
-                    None => py.None().into_bound(py),
-                },
-                this.sections.bind(py).clone().into_any(),
-                this.facts.bind(py).clone().into_any(),
-            ],
-        )?;
-        Ok((slf.get_type(), args))
+        Ok((slf.get_type(), slf.get().args(slf.py())?))
     }
 }
 

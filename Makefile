@@ -6,7 +6,7 @@
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 
-.PHONY: help install install-test test test-rust test-python test-js js lint bench bench-check fuzz vectors packaging clean
+.PHONY: help install install-test test test-rust test-python test-js js tools lint bench bench-check fuzz vectors packaging clean
 FUZZ_SECONDS ?= 60
 
 help:  ## list the targets
@@ -38,7 +38,7 @@ install-test:  ## install the package in editable mode with the test, lint, inte
 # The Python sdist carries no js/ (nor rust/wasm): there `make test` is the Rust and Python tests.
 TEST_JS := $(if $(wildcard js/package.json),test-js)
 
-test: install-test test-rust test-python $(TEST_JS)  ## install everything the tests need, then run every test
+test: install-test tools test-rust test-python $(TEST_JS)  ## install everything the tests need, then run every test
 
 test-rust:  ## the core's unit tests and the shared vectors (no Python needed)
 	cargo test --workspace
@@ -52,12 +52,26 @@ test-python:  ## pytest: binding, reference agreement, adapters, providers, sess
 # node-typescript). test_js_differential.py runs here, not in test-python.
 WASM := target/wasm32-unknown-unknown/wasm/runcontext_wasm.wasm
 
+tools:  ## what the tests run besides Python: the wasm32 target (rustup), Debian's chromium and node-typescript (apt-get, as root)
+	rustup target add wasm32-unknown-unknown
+	@missing=""; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v tsc >/dev/null || missing="$$missing node-typescript"; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" -ne 0 ]; then \
+			echo "make tools: the tests need Debian's$$missing (sudo apt-get install$$missing)" >&2; \
+			exit 1; \
+		fi; \
+		echo "make tools: installing Debian's$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
 js:  ## build the JavaScript package's .wasm (rust/wasm) into js/
 	cargo build -p runcontext-wasm --target wasm32-unknown-unknown --profile wasm
 	cp $(WASM) js/runcontext.wasm
 	cp LICENSE-MIT LICENSE-APACHE js/
 
-test-js: js  ## the JavaScript package: node --test (vectors, values, sessions, npm pack, headless Chromium), tsc on the declarations, the differential against Python
+test-js: tools js  ## the JavaScript package: node --test (vectors, values, sessions, npm pack, headless Chromium), tsc on the declarations, the differential against Python
 	cd js && node --test test/*.test.js
 	tsc -p js/test/tsconfig.json
 	$(PYTHON) -m pytest -p no:cacheprovider tests/test_js_differential.py

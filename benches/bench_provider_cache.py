@@ -56,7 +56,7 @@ from runcontext.adapters import (  # noqa: E402
 )
 
 OPENAI_MODEL = "gpt-5.6"
-ANTHROPIC_MODEL = "claude-sonnet-4-5"
+ANTHROPIC_MODEL = "claude-sonnet-5-5"
 GEMINI_MODEL = "gemini-2.5-flash"
 TOOL = "run_tests"
 READINGS = ("newest", "last_user_tool")

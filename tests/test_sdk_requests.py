@@ -412,7 +412,7 @@ def test_anthropic_sends_no_top_level_cache_control(simulator: SimulatorServer) 
     messages: list[dict[str, Any]] = [{"role": "user", "content": "Hi"}]
     for turn in (1, 2):
         reply = client.messages.create(
-            model="claude-sonnet-4-5",
+            model="claude-sonnet-5-5",
             max_tokens=64,
             **anthropic_messages(messages, big_facts(turn)),
         )

@@ -111,7 +111,7 @@ def anthropic_body(turn: int, markers: int = 1) -> dict[str, Any]:
     system = [{"type": "text", "text": HEAD}]
     if markers > 1:
         system[0]["cache_control"] = {"type": "ephemeral"}
-    return {"model": "claude-sonnet-4-5", "system": system, "messages": messages}
+    return {"model": "claude-sonnet-5-5", "system": system, "messages": messages}
 
 
 def test_anthropic_reads_through_the_lookback_and_writes_the_news() -> None:

@@ -90,3 +90,20 @@ def test_waiting_for_another_writer_does_not_block_the_event_loop(tmp_path: Path
     holder.close()
     with Session.open(path) as reopened:
         assert reopened.messages()[-1] == {"role": "user", "content": "x"}
+
+
+def test_open_or_create_by_path_on_the_first_and_the_second_run(tmp_path: Path) -> None:
+    path = str(tmp_path / "agent.jsonl")
+    first = [{"role": "user", "content": "hi"}]
+
+    async def run() -> list[int]:
+        counts = []
+        for _ in range(2):
+            session = await AsyncSession.open_or_create(path, first)
+            counts.append(len(await session.runs()))
+            await session.record_run(first, None, {"role": "assistant", "content": "hello"})
+            first.append({"role": "assistant", "content": "hello"})
+            await session.close()
+        return counts
+
+    assert asyncio.run(run()) == [0, 1]

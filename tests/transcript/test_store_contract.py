@@ -18,6 +18,7 @@ import pytest
 from chained import chain_lines, message, new_session
 
 from runcontext import RunContext
+from runcontext.transcript.errors import SeedMismatchError
 from runcontext.transcript.files import FileStore
 from runcontext.transcript.session import Session
 from runcontext.transcript.store import TranscriptStore, read_all
@@ -218,3 +219,43 @@ def test_a_session_opened_read_only_refuses_to_append(backend: Backend) -> None:
         assert not session.writable
         with pytest.raises(ValueError, match="read-only"):
             session.append_messages([{"role": "user", "content": "hi"}])
+
+
+def test_open_or_create_starts_then_resumes_the_same_session(backend: Backend) -> None:
+    first = [{"role": "user", "content": "Is T-1 open?"}]
+    with Session.open_or_create(backend.new("oc"), first) as session:
+        session.record_run(first, None, {"role": "assistant", "content": "Yes."})
+    conversation = [*first, {"role": "assistant", "content": "Yes."}]
+    with Session.open_or_create(backend.new("oc"), conversation) as session:
+        assert session.messages() == conversation  # opened, not created again
+        assert session.writable
+        assert len(session.runs()) == 1
+
+
+def test_open_or_create_refuses_another_conversation(backend: Backend) -> None:
+    Session.open_or_create(backend.new("other"), [{"role": "user", "content": "a"}]).close()
+    with pytest.raises(SeedMismatchError, match="does not continue this transcript"):
+        Session.open_or_create(backend.new("other"), [{"role": "user", "content": "b"}])
+
+
+def test_open_or_create_from_racing_threads_makes_one_session(backend: Backend) -> None:
+    seed = [{"role": "user", "content": "race"}]
+    sessions: list[Session] = []
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            sessions.append(Session.open_or_create(backend.new("race"), seed))
+        except BaseException as error:  # reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=start) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len({session.chain for session in sessions}) == 1  # one transcript, opened by all
+    for session in sessions:
+        session.close()
+    assert len(read_all(backend.opened("race"))) == 2  # header and message 0, written once

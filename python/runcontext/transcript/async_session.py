@@ -51,6 +51,16 @@ class AsyncSession:
         return cls(await _thread(functools.partial(Session.create, **options), path, messages))
 
     @classmethod
+    async def open_or_create(
+        cls,
+        path: str | os.PathLike[str] | TranscriptStore,
+        messages: Sequence[Mapping[str, Any]],
+        **options: Any,
+    ) -> AsyncSession:
+        opened = functools.partial(Session.open_or_create, **options)
+        return cls(await _thread(opened, path, messages))
+
+    @classmethod
     async def open(
         cls, path: str | os.PathLike[str] | TranscriptStore, **options: Any
     ) -> AsyncSession:

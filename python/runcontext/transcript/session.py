@@ -222,6 +222,49 @@ class Session:
             self._warn_torn(stacklevel=3)
         return self
 
+    @classmethod
+    def open_or_create(
+        cls,
+        path: str | bytes | os.PathLike[str] | os.PathLike[bytes] | TranscriptStore,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        durable: bool = False,
+        clock: Clock | None = None,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        session_id: str | None = None,
+        tenant: str | None = None,
+    ) -> Session:
+        """Open the transcript at ``path`` for appending, or start it with ``messages`` if there
+        is none: the same call works on a conversation's first run and on its hundredth.
+
+        An existing transcript must record this conversation: its seed is checked against
+        ``messages[0]`` (:class:`SeedMismatchError`, nothing written) so a path that holds
+        another conversation is refused at once, not at the first ``record_run``. A new one
+        records all of ``messages``, as :meth:`create` does. Two processes racing to create
+        the same transcript are safe: the one that loses opens what the other created. The
+        other arguments are :meth:`create`'s and :meth:`open`'s.
+        """
+        check_messages(messages, items=True)
+        options: dict[str, Any] = {
+            "durable": durable,
+            "clock": clock,
+            "max_line_bytes": max_line_bytes,
+            "session_id": session_id,
+            "tenant": tenant,
+        }
+        # Create first: a failed create leaves the store usable (a failed open closes it), and
+        # there is no moment between a look and a create for another writer to step into.
+        try:
+            return cls.create(path, messages, **options)
+        except FileExistsError:
+            session = cls.open(path, writable=True, **options)
+        try:
+            session.check_seed(messages)
+        except BaseException:
+            session.close()
+            raise
+        return session
+
     def _setup(
         self,
         store: TranscriptStore,

@@ -275,9 +275,11 @@ def test_log_shows_each_runs_counts_share_headroom_and_billing(
     assert (
         "  tokens   1,000 (calibrated): context 400 (40%; head 300, tail 100), "
         "conversation 600, tools 0; limit 900, over by 100\n"
-        "  billed   1,010 input (256 read from the cache, 0 written to it), 7 output\n"
+        "  billed   1,010 input: 256 (25%) read from the cache, 0 (0%) written to it, 7 output\n"
     ) in out
     assert "  tokens   500 (exact): context 400 (80%; head 300, tail 100), conversation 20, " in out
+    # One of the two runs was billed: the summary covers it alone.
+    assert "\nbilled  1 of 2 runs: 1,010 input tokens, 25.3% read from the cache, 0.0% " in out
     assert run_log(str(path), "--json") == 0
     runs = json.loads(capsys.readouterr().out)
     assert runs[1]["tokens"] == {
@@ -313,7 +315,8 @@ def test_a_run_with_billing_and_the_same_context_says_unchanged(
     second = capsys.readouterr().out.split("run 2 ")[1]
     assert second.splitlines()[1:] == [
         "  tokens   6 (exact): context 4 (67%; head 1, tail 3), conversation 2, tools 0",
-        "  billed   6 input (0 read from the cache, 0 written to it)",
+        "  billed   6 input: 0 (0%) read from the cache, 0 (0%) written to it",
         "  unchanged",
+        "billed  2 of 2 runs: 12 input tokens, 0.0% read from the cache, 0.0% written to it",
         f"chain  {chain}",
     ]

@@ -114,9 +114,14 @@ def _tokens(tokens: Mapping[str, Any]) -> list[str]:
     if "billed" in tokens:
         billed = tokens["billed"]
         output = f", {billed['output']:,} output" if "output" in billed else ""
+
+        def part(name: str) -> str:
+            share = f"{billed[name] / billed['input']:.0%}" if billed["input"] else "-"
+            return f"{billed[name]:,} ({share})"
+
         lines.append(
-            f"  billed   {billed['input']:,} input ({billed['cache_read']:,} read from the cache, "
-            f"{billed['cache_write']:,} written to it){output}"
+            f"  billed   {billed['input']:,} input: {part('cache_read')} read from the cache, "
+            f"{part('cache_write')} written to it{output}"
         )
     return lines
 
@@ -228,6 +233,18 @@ def reference_listing(
         parts.append(f"{matched} of {len(runs)} runs match{trimmed}\n")
     elif len(parts) < len(runs):
         parts.append(f"the last {len(parts)} of {len(runs)} runs are shown\n")
+    bills = [run.tokens["billed"] for run, _ in pairs if run.tokens and "billed" in run.tokens]
+    if bills:
+        total = sum(bill["input"] for bill in bills)
+        read = sum(bill["cache_read"] for bill in bills) / total if total else None
+        written = sum(bill["cache_write"] for bill in bills) / total if total else None
+        parts.append(
+            f"billed  {len(bills)} of {len(pairs)} runs: {total:,} input tokens, "
+            + ("-" if read is None else f"{read:.1%}")
+            + " read from the cache, "
+            + ("-" if written is None else f"{written:.1%}")
+            + " written to it\n"
+        )
     parts.append(
         f"chain  {chain}\n" if chain else "chain  none (a version 1 transcript: unchained)\n"
     )

@@ -200,6 +200,7 @@ def run(args: argparse.Namespace) -> int:
         parts.append(f"{len(matched)} of {len(runs)} runs match{trimmed}\n")
     elif shown < len(runs):
         parts.append(f"the last {shown} of {len(runs)} runs are shown\n")
+    parts.append(_billed_summary([current for current, _ in listed]))
     # The anchor: kept elsewhere, it shows a later rewrite of the whole tail (TRANSCRIPT.md).
     parts.append(
         f"chain  {chain}\n" if chain else "chain  none (a version 1 transcript: unchained)\n"
@@ -689,10 +690,36 @@ def _tokens_lines(tokens: Mapping[str, Any] | None) -> list[str]:
     if billed is not None:
         output = "" if "output" not in billed else f", {billed['output']:,} output"
         lines.append(
-            f"  billed   {billed['input']:,} input ({billed['cache_read']:,} read from the cache, "
-            f"{billed['cache_write']:,} written to it){output}"
+            f"  billed   {billed['input']:,} input: {_cached(billed, 'cache_read')} read from "
+            f"the cache, {_cached(billed, 'cache_write')} written to it{output}"
         )
     return lines
+
+
+def _cached(billed: Mapping[str, Any], part: str) -> str:
+    """A part of the billed input with its share: ``256 (25%)``."""
+    share = "-" if not billed["input"] else f"{billed[part] / billed['input']:.0%}"
+    return f"{billed[part]:,} ({share})"
+
+
+def _billed_summary(runs: Sequence[Run]) -> str:
+    """What the provider billed over ``runs``: input tokens and the shares read from and
+    written to its prompt cache (the figure that says whether caching works), or ``""`` when
+    no run was billed."""
+    billed = [run.tokens["billed"] for run in runs if run.tokens and "billed" in run.tokens]
+    if not billed:
+        return ""
+    total = sum(bill["input"] for bill in billed)
+    read = sum(bill["cache_read"] for bill in billed)
+    written = sum(bill["cache_write"] for bill in billed)
+
+    def share(part: int) -> str:
+        return "-" if not total else f"{part / total:.1%}"
+
+    return (
+        f"billed  {len(billed)} of {len(runs)} runs: {total:,} input tokens, {share(read)} read "
+        f"from the cache, {share(written)} written to it\n"
+    )
 
 
 def _role(message: Any) -> str | None:

@@ -101,6 +101,7 @@ vectors:  ## regenerate the conformance vectors (needs node for the numbers; a b
 	$(PYTHON) tests/gen_runcontext_vectors.py
 	$(PYTHON) tests/gen_transcript_vectors.py
 	$(PYTHON) tests/gen_keyed_vectors.py
+	$(PYTHON) tests/gen_adapter_vectors.py
 
 packaging:  ## build the sdist, and from it a wheel per CPython 3.11+ found; install and check each (.ci/packaging.sh)
 	PYTHON=$(PYTHON) .ci/packaging.sh

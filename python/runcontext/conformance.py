@@ -498,11 +498,11 @@ def observe_adapter(case: dict[str, Any]) -> dict[str, Any]:
     ``": "``)."""
     from runcontext import adapters
 
+    args = case["context"]
+    context = None if args is None else RunContext(**args)  # a bad context is not the case's
     try:
         if case["adapter"] == "openai_prompt_caching":
             return {"name": case["name"], "expect": adapters.openai_prompt_caching(case["input"])}
-        args = case["context"]
-        context = None if args is None else RunContext(**args)
         adapter = getattr(adapters, case["adapter"])
         body = adapter(case["input"], context, **case["options"])
     except (TypeError, ValueError) as error:

@@ -112,6 +112,8 @@ export interface OpenOptions {
   writable?: boolean | null;
   maxLineBytes?: number;
   clock?: (() => Date) | null;
+  /** fsync the file after each append (and its directory after `create`). */
+  durable?: boolean;
 }
 
 export declare class Session {
@@ -119,7 +121,7 @@ export declare class Session {
   static create(
     path: string,
     messages: readonly Message[],
-    options?: { maxLineBytes?: number; clock?: (() => Date) | null },
+    options?: { maxLineBytes?: number; clock?: (() => Date) | null; durable?: boolean },
   ): Session;
   static open(path: string, options?: OpenOptions): Session;
   static fromBytes(

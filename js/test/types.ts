@@ -40,8 +40,8 @@ const checked: RunContext | null = checkContext(rc, { optional: false });
 const fingerprint: string = requestFingerprint({ model: "m", context: rc, revision: "r", tools: [{ name: "t" }], basis: null, sampling: { temperature: 0 } });
 const versions: number = FORMAT_VERSION + FINGERPRINT_VERSION + MAX_DEPTH + DEFAULT_MAX_LINE_BYTES;
 
-const session: Session = Session.create("t.jsonl", messages as Message[], { maxLineBytes: 1024, clock: () => new Date() });
-const opened = Session.open("t.jsonl", { repair: false, writable: null, maxLineBytes: 1024, clock: null });
+const session: Session = Session.create("t.jsonl", messages as Message[], { maxLineBytes: 1024, clock: () => new Date(), durable: true });
+const opened = Session.open("t.jsonl", { repair: false, writable: null, maxLineBytes: 1024, clock: null, durable: false });
 const inMemory = Session.fromBytes(session.toBytes(), { name: "mem", repair: true });
 const run: Run = session.recordRun(messages, rc, { role: "assistant", content: "hello" }, { tokens: { head: 1 } });
 const runFields: [number, string, Date, string, number, RunContext] = [run.number, run.timestamp, run.time, run.digest, run.messages, run.context];

@@ -51,10 +51,13 @@ process.exit(0);
 """
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")
 def _needs_node() -> Iterator[None]:
     assert shutil.which("node") is not None, "the JavaScript package's tests need Node 20"
-    assert (ROOT / "js" / "runcontext.wasm").exists(), "build the package first: make js"
+    wasm = ROOT / "js" / "runcontext.wasm"
+    sources = [p.stat().st_mtime for p in (ROOT / "rust").rglob("*.rs")]
+    if not wasm.exists() or wasm.stat().st_mtime < max(sources):
+        subprocess.run(["make", "js"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     yield
 
 

@@ -44,12 +44,13 @@ test-rust:  ## the core's unit tests and the shared vectors (no Python needed)
 	cargo test --workspace
 
 test-python:  ## pytest: binding, reference agreement, adapters, providers, sessions, CLI
-	$(PYTHON) -m pytest -p no:cacheprovider --ignore=tests/test_js_differential.py
+	$(PYTHON) -m pytest -p no:cacheprovider --ignore-glob='tests/test_js_*.py'
 
 # The JavaScript package (js/): the core compiled to WebAssembly through rust/wasm, copied into
 # js/ with the licences; `npm pack` in js/ then packs it. Needs `rustup target add
 # wasm32-unknown-unknown`; the tests need Node 20, npm, Chromium and tsc (Debian's
-# node-typescript). test_js_differential.py runs here, not in test-python.
+# node-typescript). tests/test_js_*.py (the differential, concurrent writers) run here, not in
+# test-python.
 WASM := target/wasm32-unknown-unknown/wasm/runcontext_wasm.wasm
 
 tools:  ## what the tests run besides Python: the wasm32 target (rustup), Debian's chromium and node-typescript (apt-get, as root)
@@ -71,10 +72,10 @@ js:  ## build the JavaScript package's .wasm (rust/wasm) into js/
 	cp $(WASM) js/runcontext.wasm
 	cp LICENSE-MIT LICENSE-APACHE js/
 
-test-js: tools js  ## the JavaScript package: node --test (vectors, values, sessions, npm pack, headless Chromium), tsc on the declarations, the differential against Python
+test-js: tools js  ## the JavaScript package: node --test (vectors, values, sessions, npm pack, headless Chromium), tsc on the declarations, the differential against Python, Node and Python writers on one file
 	cd js && node --test test/*.test.js
 	tsc -p js/test/tsconfig.json
-	$(PYTHON) -m pytest -p no:cacheprovider tests/test_js_differential.py
+	$(PYTHON) -m pytest -p no:cacheprovider tests/test_js_*.py
 
 lint:  ## formatting, clippy, ruff, mypy --strict and stubtest
 	cargo fmt --all --check
@@ -101,6 +102,7 @@ vectors:  ## regenerate the conformance vectors (needs node for the numbers; a b
 	$(PYTHON) tests/gen_runcontext_vectors.py
 	$(PYTHON) tests/gen_transcript_vectors.py
 	$(PYTHON) tests/gen_keyed_vectors.py
+	$(PYTHON) tests/gen_adapter_vectors.py
 
 packaging:  ## build the sdist, and from it a wheel per CPython 3.11+ found; install and check each (.ci/packaging.sh)
 	PYTHON=$(PYTHON) .ci/packaging.sh

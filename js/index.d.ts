@@ -112,6 +112,8 @@ export interface OpenOptions {
   writable?: boolean | null;
   maxLineBytes?: number;
   clock?: (() => Date) | null;
+  /** fsync the file after each append (and its directory after `create`). */
+  durable?: boolean;
 }
 
 export declare class Session {
@@ -119,7 +121,7 @@ export declare class Session {
   static create(
     path: string,
     messages: readonly Message[],
-    options?: { maxLineBytes?: number; clock?: (() => Date) | null },
+    options?: { maxLineBytes?: number; clock?: (() => Date) | null; durable?: boolean },
   ): Session;
   static open(path: string, options?: OpenOptions): Session;
   static fromBytes(
@@ -218,3 +220,84 @@ export declare class ConversationMismatchError extends TranscriptError {
 export declare class SeedMismatchError extends ConversationMismatchError {
   constructor(message: string, info: { file: string; recorded: string; given: string | null });
 }
+
+// --- request-body adapters (docs/PLACEMENT.md; docs/JAVASCRIPT.md, *Adapters*) ---------------
+
+/** `prompt_cache_options.mode`, or "off": no breakpoint and no options. */
+export type OpenAICacheMode = "explicit" | "implicit" | "off";
+export declare const OPENAI_CACHE_MODES: readonly OpenAICacheMode[];
+export declare const ANTHROPIC_MAX_BREAKPOINTS: 4;
+
+/** A message, item or content block as the adapters pass it through: any JSON object. */
+export type Body = { [key: string]: unknown };
+
+export interface OpenAIChatOptions {
+  /** The head's role (and the tail's by default). */
+  role?: "system" | "developer";
+  tailRole?: "system" | "developer" | "user" | null;
+  /** The model name: picks the cache policy when `cache` is not given. */
+  model?: string | null;
+  /** `null`: "explicit" when `openaiPromptCaching(model)`, else "off". */
+  cache?: OpenAICacheMode | null;
+  cacheHead?: boolean;
+  /** `prompt_cache_breakpoint.ttl`. */
+  ttl?: "30m" | "12h" | null;
+}
+
+export interface OpenAIChatRequest {
+  model: string | null;
+  messages: Body[];
+  prompt_cache_options?: { mode: "explicit" | "implicit" };
+}
+
+export interface OpenAIResponsesOptions {
+  tailRole?: "developer" | "system" | "user";
+  model?: string | null;
+  cache?: OpenAICacheMode | null;
+  cacheHead?: boolean;
+  ttl?: "30m" | "12h" | null;
+}
+
+export interface OpenAIResponsesBody {
+  model?: string;
+  instructions?: string;
+  input: Body[];
+  prompt_cache_options?: { mode: "explicit" | "implicit" };
+}
+
+export interface AnthropicOptions {
+  cache?: boolean;
+  tailRole?: "user" | "system";
+  /** Your own system prompt, after the head: a string or text blocks. */
+  system?: string | readonly Body[] | null;
+  /** Breakpoints the adapter cannot see (tool definitions, top-level `cache_control`). */
+  reservedBreakpoints?: number;
+  ttl?: "5m" | "1h" | null;
+}
+
+export interface AnthropicBody {
+  system?: string | Body[];
+  messages: Body[];
+}
+
+export declare function openaiPromptCaching(model: string): boolean;
+export declare function openaiChat(
+  messages: readonly Message[],
+  context: RunContext | null | undefined,
+  options?: OpenAIChatOptions,
+): Body[];
+export declare function openaiChatRequest(
+  messages: readonly Message[],
+  context: RunContext | null | undefined,
+  options: OpenAIChatOptions & { model: string },
+): OpenAIChatRequest;
+export declare function openaiResponses(
+  input: string | readonly Message[],
+  context: RunContext | null | undefined,
+  options?: OpenAIResponsesOptions,
+): OpenAIResponsesBody;
+export declare function anthropicMessages(
+  messages: readonly Message[],
+  context: RunContext | null | undefined,
+  options?: AnthropicOptions,
+): AnthropicBody;

@@ -11,6 +11,7 @@ import {
   CanonicalJSONError, RunContext, RunContextError, RunContextTypeError, Session, TranscriptError,
   canonicalJson, canonicalizeText, digest, verifyTranscript,
 } from "../js/src/index.js";
+import { runCase } from "../js/test/adapter-cases.js";
 
 const view = new DataView(new ArrayBuffer(8));
 
@@ -76,6 +77,8 @@ const OPS = {
     Session.create(path, messages, { clock: () => new Date(time) }).close();
     return verified(path);
   },
+  // An adapter case as docs/vectors/adapters.json writes one (Python option names).
+  adapter: (request) => runCase(request),
   record: ({ path, messages, context, reply, time }) => {
     const session = Session.open(path, { clock: () => new Date(time) });
     try {

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from runcontext import RunContext, canonical_json, canonicalize_text, digest
@@ -303,3 +303,223 @@ def test_transcripts_continue_each_other(
         conversation = [*conversation, reply]
     assert node("verify", path=str(path)) == {"ok": _verified(path)}
     assert len(_verified(path)["runs"]) == len(turns)
+
+
+# --- the request-body adapters ------------------------------------------------------------
+# Python's adapters are the reference (docs/JAVASCRIPT.md, *Adapters*): on random
+# conversations, contexts and options, valid and not, the JavaScript adapter builds the same
+# body (JSON text, members in order) or refuses with the same type at the same place.
+
+_CAMEL = re.compile(r"\b(tail_role|cache_head|reserved_breakpoints)\b")
+
+
+def _python_adapter(case: dict[str, Any]) -> dict[str, Any]:
+    from runcontext.conformance import observe_adapter
+
+    outcome = observe_adapter(case)
+    if "error" in outcome:
+        error = outcome["error"]
+        where = _CAMEL.sub(
+            lambda m: re.sub(r"_([a-z])", lambda c: c[1].upper(), m[1]), error["where"]
+        )
+        return {"error": {"type": error["type"], "where": where}}
+    return {"expect": outcome["expect"]}
+
+
+# Text the placement rules read: Python's whitespace (blank) and the characters JavaScript's
+# trim() reads differently (U+001C, U+0085 blank in Python, U+FEFF not).
+_adapter_text = st.one_of(
+    st.text(st.characters(exclude_categories=("Cs",)), max_size=6),
+    st.lists(st.sampled_from([" ", "\n", "\x1c", "\x85", "\ufeff", "\u3000", "x"]), max_size=3).map(
+        "".join
+    ),
+)
+_part_types = st.sampled_from(
+    [
+        "text",
+        "image_url",
+        "input_text",
+        "input_image",
+        "output_text",
+        "refusal",
+        "thinking",
+        "redacted_thinking",
+        "tool_result",
+        "tool_use",
+        "document",
+        "file",
+    ]
+)
+
+
+def _mostly(valid: st.SearchStrategy[Any], invalid: st.SearchStrategy[Any]) -> Any:
+    """``valid`` eleven times in twelve: most cases get past the checks to the placement.
+    (Never "when 0": hypothesis draws the ends of a range far more often than the middle.)"""
+    return st.integers(0, 11).flatmap(lambda i: invalid if i == 5 else valid)
+
+
+_marker_values = st.sampled_from(
+    [
+        {"type": "ephemeral"},
+        {"type": "ephemeral", "ttl": "1h"},
+        {"type": "ephemeral", "ttl": "5m"},
+        {"mode": "explicit"},
+    ]
+)
+# A marker one time in four: enough for the budget and TTL rules, not so many that most
+# requests exceed the budget of four.
+_markers = st.integers(0, 3).flatmap(lambda i: _marker_values if i == 2 else st.none())
+
+
+def _part(children: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries(
+        {"type": _part_types},
+        optional={
+            "text": _mostly(_adapter_text, st.integers(0, 3)),
+            "cache_control": _markers,
+            "prompt_cache_breakpoint": _markers,
+            "content": children,
+            "input": st.just({"cache_control": {"type": "ephemeral"}}),
+        },
+    )
+
+
+_loose = st.sampled_from(["loose", 2])
+_parts = st.recursive(
+    st.lists(_mostly(_part(st.just("x")), _loose), max_size=3),
+    lambda children: st.lists(
+        _mostly(_part(st.one_of(children, _adapter_text)), _loose), max_size=3
+    ),
+    max_leaves=6,
+)
+_content = _mostly(st.one_of(_adapter_text, _parts), st.sampled_from([None, 1, {"text": "x"}]))
+_bad_roles = st.sampled_from(["function", "model", "", None, 0])
+
+
+@st.composite
+def _message(draw: st.DrawFn, roles: list[str]) -> Any:
+    if draw(st.integers(0, 40)) == 20:
+        return draw(st.sampled_from(["hi", 2, {"content": "x"}]))
+    message: dict[str, Any] = {"role": draw(_mostly(st.sampled_from(roles), _bad_roles))}
+    if draw(st.integers(0, 40)) != 20:
+        message["content"] = draw(_content)
+    if draw(st.booleans()):
+        message["name"] = draw(_adapter_text)
+    return message
+
+
+def _conversation(roles: list[str], *, first_user: bool = False) -> Any:
+    def fix(messages: list[Any]) -> list[Any]:
+        if first_user and messages and isinstance(messages[0], dict):
+            messages[0] = {**messages[0], "role": "user"}
+        return messages
+
+    return st.lists(_message(roles), max_size=5).map(fix)
+
+
+@st.composite
+def _responses_item(draw: st.DrawFn) -> Any:
+    if draw(st.integers(0, 3)) == 2:
+        return {
+            "type": draw(st.sampled_from(["function_call_output", "function_call", "reasoning"])),
+            "call_id": "c1",
+            "output": draw(_content),
+        }
+    if draw(st.integers(0, 40)) == 20:
+        return draw(st.sampled_from([{"id": "x"}, 3]))
+    return draw(_message(["user", "assistant", "system", "developer"]))
+
+
+_adapter_contexts = st.one_of(st.none(), _contexts)
+_models = _mostly(
+    st.one_of(
+        st.sampled_from(["gpt-5.6", "gpt-5.5", "gpt-6-luna", "gpt-4.1", "openai/GPT-5.10-mini"]),
+        st.none(),
+        _adapter_text,
+    ),
+    st.just(5),
+)
+
+
+def _choice(valid: list[Any], invalid: list[Any]) -> Any:
+    return _mostly(st.sampled_from(valid), st.sampled_from(invalid))
+
+
+def _openai_options(tail_roles: list[str]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "tail_role": _choice(tail_roles, ["assistant", 1]),
+            "model": _models,
+            "cache": _choice(["explicit", "implicit", "off", None], ["always", 0]),
+            "cache_head": _choice([True, False], ["yes", 1]),
+            "ttl": _choice(["30m", "12h", None], ["1h"]),
+        },
+    )
+
+
+_chat_options = _openai_options(["system", "developer", "user"]).flatmap(
+    lambda options: st.fixed_dictionaries(
+        {}, optional={"role": _choice(["system", "developer"], ["user", None])}
+    ).map(lambda extra: {**options, **extra})
+)
+_anthropic_options = st.fixed_dictionaries(
+    {},
+    optional={
+        "cache": st.booleans(),
+        "tail_role": _choice(["user", "system"], ["developer", 0]),
+        "system": _mostly(st.one_of(st.none(), _adapter_text, _parts), st.just(5)),
+        "reserved_breakpoints": _mostly(st.integers(0, 3), st.sampled_from([-1, "1", 5])),
+        "ttl": _choice(["5m", "1h", None], ["30m"]),
+    },
+)
+_chat_roles = ["user", "assistant", "system", "developer", "tool"]
+_adapter_cases = {
+    "openai_chat": st.tuples(
+        st.sampled_from(["openai_chat", "openai_chat_request"]),
+        _conversation(_chat_roles),
+        _chat_options,
+    ).map(lambda c: c if c[0] == "openai_chat" else (*c[:2], {"model": "gpt-5.6", **c[2]})),
+    "openai_responses": st.tuples(
+        st.just("openai_responses"),
+        _mostly(st.lists(_responses_item(), max_size=5), st.one_of(_adapter_text, st.just(5))),
+        _openai_options(["developer", "system", "user"]),
+    ),
+    "anthropic_messages": st.tuples(
+        st.just("anthropic_messages"),
+        _conversation(["user", "assistant", "system"], first_user=True),
+        _anthropic_options,
+    ),
+}
+
+
+@pytest.mark.parametrize("adapter", sorted(_adapter_cases))
+def test_adapters_agree(node: Node, adapter: str) -> None:
+    @settings(max_examples=300)
+    @given(_adapter_cases[adapter], _adapter_contexts)
+    def agree(adapter_case: Any, context: Any) -> None:
+        name, first, options = adapter_case
+        if context is not None:
+            try:
+                RunContext(**context)
+            except RunContextError:
+                assume(False)  # the context's own refusals are test_runcontext_agrees'
+        case = {"adapter": name, "input": first, "context": context, "options": options}
+        expected = _python_adapter({"name": "random", **case})
+        answer = node("adapter", **case)
+        assert "ok" in answer, answer
+        # JSON text, members in order: the bytes each SDK would send.
+        assert json.dumps(answer["ok"]) == json.dumps(expected)
+
+    agree()
+
+
+@settings(max_examples=100)
+@given(
+    st.text(max_size=12)
+    | st.sampled_from(["gpt-5.6", "GPT-5.06", "gpt-\u0665.\u0666x", "ft:gpt-7"])
+)
+def test_the_model_policy_agrees(node: Node, model: str) -> None:
+    case = {"adapter": "openai_prompt_caching", "input": model, "context": None, "options": {}}
+    expected = _python_adapter({"name": "random", **case})
+    assert node("adapter", **case) == {"ok": expected}

@@ -51,7 +51,7 @@ def test_verify_vectors_with_no_path_checks_every_bundled_file(
     ]
     assert all(line.endswith(" 0 failed") for line in lines)
     kinds = {line.split(" vectors ")[0] for line in lines}
-    assert kinds == {"es-numbers", "jcs", "keyed-digest", "runcontext", "transcript"}
+    assert kinds == {"adapters", "es-numbers", "jcs", "keyed-digest", "runcontext", "transcript"}
 
 
 def test_verify_vectors_results_needs_a_path(capsys: pytest.CaptureFixture[str]) -> None:

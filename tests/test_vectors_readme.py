@@ -68,3 +68,15 @@ def test_the_other_counts_in_conformance_are_the_files() -> None:
     doubles = len((VECTORS / "es-numbers.txt").read_text().splitlines())
     assert _stated(CONFORMANCE, r"`es-numbers.txt` \| ([\d,]+) doubles") == doubles
     assert _stated(README, r"for ([\d,]+) doubles\.") == doubles
+
+
+def test_the_adapter_counts_in_the_readme_are_the_file() -> None:
+    cases = _cases("adapters.json")
+    policy = [case for case in cases if case["adapter"] == "openai_prompt_caching"]
+    contents = README.split("## `adapters.json`", 1)[1].split("### Contents", 1)[1]
+    assert _stated(contents, r"^(\d+) cases: ") == len(cases)
+    assert _stated(contents, r"cases: (\d+) of `openai_prompt_caching`") == len(policy)
+    assert _stated(contents, r"\) and (\d+) bodies or refusals") == len(cases) - len(policy)
+    assert _stated(contents, r"bodies or refusals, (\d+)\s+refused") == sum(
+        "error" in case for case in cases
+    )

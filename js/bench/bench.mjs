@@ -2,12 +2,15 @@
 // test): the .wasm's size, start-up (import + first call), and throughput of RunContext +
 // digest and of canonicalJson against a small pure-JavaScript implementation of the same
 // format written for this benchmark (below) and against JSON.stringify, interleaved in one
-// process so that all three see the same machine state. Prints medians and ratios.
+// process so that all three see the same machine state; then what each request-body adapter
+// costs per call beside `splice`. Prints medians and ratios.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 
-import { RunContext, canonicalJson, digestBytes } from "../src/index.js";
+import {
+  RunContext, anthropicMessages, canonicalJson, digestBytes, openaiChatRequest, openaiResponses, splice,
+} from "../src/index.js";
 
 // --- the pure-JavaScript reference of the benchmark ----------------------------------------
 
@@ -218,3 +221,12 @@ report(`canonical JSON of 20 messages (${messageBytes} bytes)`, interleaved({
   "pure-JS canonical": () => jsCanonical(messages),
   "JSON.stringify (not canonical)": () => JSON.stringify(messages),
 }), "wasm canonicalJson");
+
+const context = new RunContext(contextArgs);
+report("request-body adapters per call (the 20 messages and the context above)", interleaved({
+  "splice": () => splice(messages, context),
+  "openaiChatRequest gpt-5.6": () => openaiChatRequest(messages, context, { model: "gpt-5.6" }),
+  "openaiChatRequest gpt-4.1": () => openaiChatRequest(messages, context, { model: "gpt-4.1" }),
+  "openaiResponses gpt-5.6": () => openaiResponses(messages, context, { model: "gpt-5.6" }),
+  "anthropicMessages": () => anthropicMessages(messages, context),
+}), "splice");

@@ -22,6 +22,10 @@ export {
 } from "./errors.js";
 export { MAX_DEPTH };
 export { DEFAULT_MAX_LINE_BYTES, Run, Session, verifyTranscript } from "./session.js";
+export {
+  ANTHROPIC_MAX_BREAKPOINTS, OPENAI_CACHE_MODES, anthropicMessages, openaiChat, openaiChatRequest,
+  openaiPromptCaching, openaiResponses,
+} from "./adapters/index.js";
 
 /** The RunContext format version (FORMAT.md § 3). */
 export const FORMAT_VERSION = 1;

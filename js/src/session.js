@@ -8,6 +8,7 @@ import {
   ConversationMismatchError,
   SeedMismatchError,
   TornTranscriptError,
+  TranscriptError,
   TranscriptFormatError,
   TranscriptReplacedError,
   TranscriptVersionError,
@@ -78,13 +79,29 @@ export class Run {
   get facts() { return this.context.facts; }
 }
 
+/** How long an append waits for another writer's `flock` on the file (Linux): 10 s. */
+const WRITER_WAIT_MS = 10_000;
+/** How often an append retries when other writers keep appending under it: 100 times. */
+const APPEND_ATTEMPTS = 100;
+// /proc/locks: "<n>: FLOCK  ADVISORY  WRITE <pid> <major>:<minor>:<inode> 0 EOF" for a held
+// exclusive flock ("<n>: -> FLOCK …" for a waiter, not matched). Major and minor in hex.
+const FLOCK_WRITE = /^\d+: FLOCK\s+\S+\s+WRITE\s+(\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s/gm;
+let pause = null;
+
+/** Sleeps `ms` milliseconds, synchronously (the session's API is synchronous); Node only. */
+function sleep(ms) {
+  pause ??= new Int32Array(new SharedArrayBuffer(4));
+  Atomics.wait(pause, 0, 0, ms);
+}
+
 /** A file's bytes on Node (`fs`). */
 class FileStore {
-  constructor(path, fd, writable) {
+  constructor(path, fd, writable, durable) {
     this.name = String(path);
     this.path = path;
     this.fd = fd;
     this.writable = writable;
+    this.durable = durable;
     const st = fs.fstatSync(fd);
     this.identity = [st.dev, st.ino];
   }
@@ -99,11 +116,16 @@ class FileStore {
     }
     return out.subarray(0, done);
   }
+  /** Appends `bytes` with one write on the O_APPEND descriptor (and fsync when durable). */
   append(bytes) {
     let done = 0;
     while (done < bytes.length) done += fs.writeSync(this.fd, bytes, done, bytes.length - done);
+    if (this.durable) fs.fsyncSync(this.fd);
   }
-  truncate(offset) { fs.ftruncateSync(this.fd, offset); }
+  truncate(offset) {
+    fs.ftruncateSync(this.fd, offset);
+    if (this.durable) fs.fsyncSync(this.fd);
+  }
   /** Refuses when the path no longer names the file opened (replaced, deleted, relinked). */
   checkSame(file) {
     let st = null;
@@ -114,6 +136,21 @@ class FileStore {
         "renamed over or deleted); nothing was written: open the path again to continue the " +
         "file now there", { file });
     }
+  }
+  /**
+   * The pid of a process holding an exclusive `flock` on this file (a Python writer
+   * appending), read from Linux's /proc/locks; `null` when there is none, or no /proc/locks.
+   */
+  writer() {
+    let table;
+    try { table = fs.readFileSync("/proc/locks", "latin1"); } catch { return null; }
+    const [dev, ino] = this.identity;
+    const major = (dev >>> 8) & 0xfff;
+    const minor = (dev & 0xff) | ((dev >>> 12) & 0xfff00);
+    for (const m of table.matchAll(FLOCK_WRITE)) {
+      if (Number(m[4]) === ino && parseInt(m[2], 16) === major && parseInt(m[3], 16) === minor) return Number(m[1]);
+    }
+    return null;
   }
   close() { if (this.fd !== null) { fs.closeSync(this.fd); this.fd = null; } }
 }
@@ -139,6 +176,7 @@ class BytesStore {
   }
   truncate(offset) { this.length = offset; }
   checkSame() {}
+  writer() { return null; }
   close() {}
 }
 
@@ -177,10 +215,11 @@ export class Session {
    * seed) and opens it. The file appears complete or not at all; an existing file is never
    * overwritten (an `EEXIST` error: open it with `Session.open`). Node only.
    */
-  static create(path, messages, { maxLineBytes = DEFAULT_MAX_LINE_BYTES, clock = null } = {}) {
+  static create(path, messages, { maxLineBytes = DEFAULT_MAX_LINE_BYTES, clock = null, durable = false } = {}) {
     requireFs("Session.create");
     checkMessages(messages, { items: true });
     checkMaxLineBytes(maxLineBytes);
+    checkDurable(durable);
     if (messages.length === 0) {
       throw new RangeError("messages: a transcript needs the conversation's first message (its seed); " +
         "create the session once the conversation has one");
@@ -200,13 +239,15 @@ export class Session {
     const fd = fs.openSync(temporary, "wx");
     try {
       for (const line of lines) fs.writeSync(fd, line);
+      if (durable) fs.fsyncSync(fd);
       fs.closeSync(fd);
       fs.linkSync(temporary, path);
     } finally {
       try { fs.closeSync(fd); } catch { /* already closed */ }
       fs.unlinkSync(temporary);
     }
-    return Session.open(path, { writable: true, maxLineBytes, clock });
+    if (durable) fsyncDirectory(path);
+    return Session.open(path, { writable: true, maxLineBytes, clock, durable });
   }
 
   /**
@@ -216,9 +257,10 @@ export class Session {
    * opened with `repair: true`, which truncates it (`session.repaired`). `writable: null`
    * opens for appending when the file may be written, read-only otherwise. Node only.
    */
-  static open(path, { repair = false, writable = null, maxLineBytes = DEFAULT_MAX_LINE_BYTES, clock = null } = {}) {
+  static open(path, { repair = false, writable = null, maxLineBytes = DEFAULT_MAX_LINE_BYTES, clock = null, durable = false } = {}) {
     requireFs("Session.open");
     checkMaxLineBytes(maxLineBytes);
+    checkDurable(durable);
     if (repair && writable === false) {
       throw new RangeError("repair: true needs a writable session: repairing truncates the file");
     }
@@ -234,7 +276,7 @@ export class Session {
       }
     }
     if (!canWrite) fd = fs.openSync(path, "r");
-    const session = Session.#make(new FileStore(path, fd, canWrite), { maxLineBytes, clock });
+    const session = Session.#make(new FileStore(path, fd, canWrite, durable), { maxLineBytes, clock });
     try {
       session.#readNew();
       session.#checkHeader();
@@ -454,7 +496,8 @@ export class Session {
     if (torn !== null) {
       throw new TornTranscriptError(
         `the file ends with a torn record (${torn.length} bytes without a newline, from a writer ` +
-        "that was killed mid-append); appending after it would corrupt the next record: reopen " +
+        "that was killed mid-append, or one still appending); appending after it would corrupt " +
+        "the next record: if no writer is running, reopen " +
         "with Session.open(path, { repair: true }) to truncate it", { file: this.#store.name, line: torn.line });
     }
   }
@@ -516,11 +559,39 @@ export class Session {
     }));
   }
 
+  /**
+   * Appends what `build` makes (checked and built against every record read so far), as
+   * safely as Node allows without `flock` (docs/JAVASCRIPT.md, *Concurrent writers*): wait
+   * while a `flock` writer holds the file; read and verify what others appended; build;
+   * write only if the file still ends where this session's reading ended; then check that
+   * the bytes landed there. A race found before writing builds again on the new records (so a
+   * writer that fell behind is refused by the conversation check, as in Python); one found
+   * after writing removes this append's bytes when nothing follows them, and builds again.
+   */
   #append(build) {
     this.#checkWritable();
-    this.#readNew();
-    this.#checkNotTorn();
-    this.#store.checkSame(this.#store.name);
+    let partial = 0;
+    for (let attempt = 1; attempt <= APPEND_ATTEMPTS; attempt++) {
+      this.#waitForWriter();
+      this.#readNew();
+      if (this.#torn !== null && this.#store instanceof FileStore && partial < 5) {
+        partial += 1; // perhaps an append in progress: look again before calling it torn
+        sleep(2);
+        continue;
+      }
+      this.#checkNotTorn();
+      this.#store.checkSame(this.#store.name);
+      const done = this.#attempt(build);
+      if (done !== RETRY) return done;
+    }
+    throw new TranscriptError(
+      `other writers appended during each of ${APPEND_ATTEMPTS} attempts to append; nothing was ` +
+      "written: retry, or give the transcript one writer at a time", { file: this.#store.name });
+  }
+
+  #attempt(build) {
+    const store = this.#store;
+    const start = this.#offset;
     const before = this.#state().lines;
     core.rc_transcript_begin(this.#handle);
     let built;
@@ -531,7 +602,17 @@ export class Session {
       bytes = new Uint8Array(total);
       let at = 0;
       for (const l of built.lines) { bytes.set(l, at); at += l.length; }
-      this.#store.append(bytes);
+      // The file must still end where this session's reading ended (no writer appended while
+      // it built), and no flock writer may be at work: else read theirs and build again.
+      if (store.writer() !== null || store.size() !== start) {
+        core.rc_transcript_rollback(this.#handle);
+        return RETRY;
+      }
+      store.append(bytes);
+      if (!this.#landed(start, bytes)) {
+        core.rc_transcript_rollback(this.#handle);
+        return RETRY;
+      }
     } catch (error) {
       core.rc_transcript_rollback(this.#handle);
       throw error;
@@ -546,9 +627,62 @@ export class Session {
     if (built.run !== null) this.#runs.push(built.run);
     return built.run;
   }
+
+  /**
+   * Whether the bytes just appended start at `start`, right after the records they were
+   * built on. If another writer's append landed first, ours are out of place (their chain
+   * follows a record that is no longer before them): removed when nothing follows them
+   * (false: build again), else the file is refused from there on by every reader.
+   */
+  #landed(start, bytes) {
+    const store = this.#store;
+    const end = store.size();
+    if (end === start + bytes.length || sameBytes(store.read(start, start + bytes.length), bytes)) return true;
+    if (end >= start + bytes.length && sameBytes(store.read(end - bytes.length, end), bytes)) {
+      store.truncate(end - bytes.length);
+      return false;
+    }
+    throw new TranscriptError(
+      `another writer appended at the same instant as this one, and further records followed ` +
+      `before this append could take its own back: the file no longer verifies after byte ${start} ` +
+      "(a chain error there); give the transcript one writer at a time", { file: store.name });
+  }
+
+  /** Waits while another process holds an exclusive `flock` on the file (Linux). */
+  #waitForWriter() {
+    const since = Date.now();
+    for (let pid = this.#store.writer(); pid !== null; pid = this.#store.writer()) {
+      if (Date.now() - since >= WRITER_WAIT_MS) {
+        throw new TranscriptError(
+          `another process (pid ${pid}) has held the transcript's write lock for ` +
+          `${WRITER_WAIT_MS / 1000} s; nothing was written: retry once it has finished`, { file: this.#store.name });
+      }
+      sleep(1);
+    }
+  }
+}
+
+const RETRY = Symbol("retry");
+
+function sameBytes(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 const PRIVATE = Symbol("runcontext.Session");
+
+function checkDurable(durable) {
+  if (typeof durable !== "boolean") throw new TypeError(`durable: expected a boolean, got ${typeof durable}`);
+}
+
+/** fsync the directory holding `path`, so that a new name in it survives power loss. */
+function fsyncDirectory(path) {
+  const slash = String(path).lastIndexOf("/");
+  const directory = slash === -1 ? "." : slash === 0 ? "/" : String(path).slice(0, slash);
+  const fd = fs.openSync(directory, "r");
+  try { fs.fsyncSync(fd); } finally { fs.closeSync(fd); }
+}
 
 function requireFs(what) {
   if (fs === null) {

@@ -8,9 +8,13 @@ import {
   TranscriptError, TranscriptFormatError, TranscriptReplacedError, TranscriptVersionError,
   UnsupportedTypeError, canonicalJson, canonicalJsonBytes, canonicalizeText, checkContext,
   checkMessages, digest, digestBytes, keyedDigest, keyedDigestBytes, requestFingerprint, splice,
-  verifyTranscript,
+  verifyTranscript, ANTHROPIC_MAX_BREAKPOINTS, OPENAI_CACHE_MODES, anthropicMessages, openaiChat,
+  openaiChatRequest, openaiPromptCaching, openaiResponses,
 } from "runcontext";
-import type { Entry, JsonValue, Message, Section, TornTail, Verified } from "runcontext";
+import type {
+  AnthropicBody, AnthropicOptions, Body, Entry, JsonValue, Message, OpenAICacheMode, OpenAIChatOptions,
+  OpenAIChatRequest, OpenAIResponsesBody, OpenAIResponsesOptions, Section, TornTail, Verified,
+} from "runcontext";
 
 const facts: Entry[] = [["date", "2026-11-30"], ["branch", null], ["sha", undefined]];
 const rc = new RunContext({ headSections: [["identity", "You are careful."]], facts, tailSections: null });
@@ -36,8 +40,8 @@ const checked: RunContext | null = checkContext(rc, { optional: false });
 const fingerprint: string = requestFingerprint({ model: "m", context: rc, revision: "r", tools: [{ name: "t" }], basis: null, sampling: { temperature: 0 } });
 const versions: number = FORMAT_VERSION + FINGERPRINT_VERSION + MAX_DEPTH + DEFAULT_MAX_LINE_BYTES;
 
-const session: Session = Session.create("t.jsonl", messages as Message[], { maxLineBytes: 1024, clock: () => new Date() });
-const opened = Session.open("t.jsonl", { repair: false, writable: null, maxLineBytes: 1024, clock: null });
+const session: Session = Session.create("t.jsonl", messages as Message[], { maxLineBytes: 1024, clock: () => new Date(), durable: true });
+const opened = Session.open("t.jsonl", { repair: false, writable: null, maxLineBytes: 1024, clock: null, durable: false });
 const inMemory = Session.fromBytes(session.toBytes(), { name: "mem", repair: true });
 const run: Run = session.recordRun(messages, rc, { role: "assistant", content: "hello" }, { tokens: { head: 1 } });
 const runFields: [number, string, Date, string, number, RunContext] = [run.number, run.timestamp, run.time, run.digest, run.messages, run.context];
@@ -74,5 +78,18 @@ function describe(error: unknown): string {
   return String(error);
 }
 
-export const used = [head, tail, headMessage, tailMessage, position, d, empty, keyed, text, digests, request, checked,
+const chatOptions: OpenAIChatOptions = { role: "developer", tailRole: "user", model: "gpt-5.6", cache: null, cacheHead: true, ttl: "12h" };
+const chatList: Body[] = openaiChat(messages, rc, chatOptions);
+const chatBody: OpenAIChatRequest = openaiChatRequest(messages, null, { model: "gpt-5.6", cache: "explicit" });
+const mode: OpenAICacheMode = OPENAI_CACHE_MODES[0];
+const responsesOptions: OpenAIResponsesOptions = { tailRole: "developer", model: null, cacheHead: false, ttl: "30m" };
+const responses: OpenAIResponsesBody = openaiResponses("Fix it.", rc, responsesOptions);
+const instructions: string | undefined = responses.instructions;
+const anthropicOptions: AnthropicOptions = { cache: true, tailRole: "user", system: [{ type: "text", text: "Be brief." }], reservedBreakpoints: 1, ttl: "1h" };
+const anthropic: AnthropicBody = anthropicMessages(messages, rc, anthropicOptions);
+const budget: 4 = ANTHROPIC_MAX_BREAKPOINTS;
+const caches: boolean = openaiPromptCaching("gpt-5.6");
+const adapters = [chatList, chatBody.prompt_cache_options?.mode, mode, responses.input, instructions, anthropic.messages, budget, caches];
+
+export const used = [adapters, head, tail, headMessage, tailMessage, position, d, empty, keyed, text, digests, request, checked,
   fingerprint, versions, runFields, runTokens, runParts, all, recorded, torn, state, chain, describe];

@@ -1,6 +1,6 @@
 """Check an implementation against the conformance vectors of ``docs/vectors/``.
 
-Five kinds of vector file are understood:
+Six kinds of vector file are understood:
 
 * RunContext vectors (``runcontext-v1.json``, ``"format": "runcontext-v1"``): constructor
   arguments and the expected texts, digests and sections, or the expected error.
@@ -13,6 +13,9 @@ Five kinds of vector file are understood:
   (kind and line), checked through ``runcontext.transcript.verify_bytes``.
 * Keyed-digest vectors (``keyed-digest.json``, ``"format": "keyed-digest-v1"``): a 32-byte key
   and bytes, a JSON value or RunContext arguments, with the plain and keyed digests of each.
+* Adapter vectors (``adapters.json``, ``"format": "adapters-v1"``): an adapter's arguments and
+  the request body it builds, or its refusal (``TypeError`` or ``ValueError`` and the place it
+  names), checked through ``runcontext.adapters``.
 
 By default this installation is checked. A port in another language runs every case itself,
 writes what it observed in the same shape as the vectors (``{"cases": [{"name": ..., "expect":
@@ -46,6 +49,7 @@ from runcontext.errors import CanonicalJSONError, RunContextError
 __all__ = [
     "Report",
     "bundled_vectors",
+    "observe_adapter",
     "observe_jcs",
     "observe_keyed",
     "observe_number",
@@ -367,6 +371,8 @@ def verify(path: str | Path, results: str | Path | None = None) -> Report:
         return _verify_transcripts(vectors_path, cases, results_path)
     if vectors.get("format") == "keyed-digest-v1":
         return _verify_keyed(vectors_path, cases, results_path)
+    if vectors.get("format") == "adapters-v1":
+        return _verify_adapters(vectors_path, cases, results_path)
     if vectors.get("format") == "runcontext-v1":
         kind = "runcontext"
     elif all(isinstance(c, dict) and ("input" in c or "input_hex" in c) for c in cases):
@@ -473,6 +479,96 @@ def _verify_keyed(path: Path, cases: list[Any], results: Path | None) -> Report:
         if wrong:
             failures.append((case["name"], "; ".join(wrong)))
     return Report(path=str(path), kind="keyed-digest", total=len(cases), failures=failures)
+
+
+# --- adapter vectors (adapters.json) ---------------------------------------------------------
+
+_ADAPTER_NAMES = (
+    "openai_chat",
+    "openai_chat_request",
+    "openai_responses",
+    "anthropic_messages",
+    "openai_prompt_caching",
+)
+
+
+def observe_adapter(case: dict[str, Any]) -> dict[str, Any]:
+    """What this installation's adapter builds for one adapter case, in the vectors' shape:
+    ``expect`` (the body) or ``error`` (``type`` and ``where``, the message up to its first
+    ``": "``)."""
+    from runcontext import adapters
+
+    args = case["context"]
+    context = None if args is None else RunContext(**args)  # a bad context is not the case's
+    try:
+        if case["adapter"] == "openai_prompt_caching":
+            return {"name": case["name"], "expect": adapters.openai_prompt_caching(case["input"])}
+        adapter = getattr(adapters, case["adapter"])
+        body = adapter(case["input"], context, **case["options"])
+    except (TypeError, ValueError) as error:
+        where = str(error).split(": ", 1)[0]
+        return {"name": case["name"], "error": {"type": type(error).__name__, "where": where}}
+    return {"name": case["name"], "expect": body}
+
+
+def _check_adapter_cases(path: Path, cases: list[Any], *, vectors: bool) -> None:
+    """Refuse a malformed entry naming the file and its index, rather than crash on it."""
+    for at, name, case in _named_cases(path, cases):
+        where = f"{at} ({name!r})"
+        if ("expect" in case) == ("error" in case):
+            raise ValueError(f"{where}: expected exactly one of 'expect' and 'error'")
+        error = case.get("error")
+        if error is not None and not (
+            isinstance(error, dict)
+            and error.get("type") in ("TypeError", "ValueError")
+            and isinstance(error.get("where"), str)
+        ):
+            raise ValueError(f"{where}: 'error' must be {{'type': TypeError|ValueError, 'where'}}")
+        if not vectors:
+            continue
+        if case.get("adapter") not in _ADAPTER_NAMES:
+            raise ValueError(f"{where}: 'adapter' must be one of {', '.join(_ADAPTER_NAMES)}")
+        if "input" not in case or not isinstance(case.get("options"), dict):
+            raise ValueError(f"{where}: expected 'input' and an object 'options'")
+        if not isinstance(case.get("context"), dict | None):
+            raise ValueError(f"{where}: 'context' must be RunContext arguments or null")
+
+
+def _ordered_json(value: object) -> str:
+    """JSON text with the members in their order: the bytes an SDK would send."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _verify_adapters(path: Path, cases: list[Any], results: Path | None) -> Report:
+    _check_adapter_cases(path, cases, vectors=True)
+    observed: dict[str, dict[str, Any]]
+    if results is None:
+        observed = {case["name"]: observe_adapter(case) for case in cases}
+    else:
+        reported = _load(results)["cases"]
+        _check_adapter_cases(results, reported, vectors=False)
+        observed = {r["name"]: r for r in reported}
+    failures = []
+    for case in cases:
+        found = observed.get(case["name"])
+        if found is None:
+            failures.append((case["name"], "no result for this case"))
+            continue
+        if "error" in case:
+            want = {key: case["error"][key] for key in ("type", "where")}
+            got = found.get("error")
+            if got is None or {key: got.get(key) for key in ("type", "where")} != want:
+                shown = _shorten(_as_json(found.get("expect", got)))
+                failures.append((case["name"], f"expected the refusal {want}, got {shown}"))
+        elif _ordered_json(found.get("expect")) != _ordered_json(case["expect"]):
+            failures.append(
+                (
+                    case["name"],
+                    f"expected {_shorten(_ordered_json(case['expect']))}, "
+                    f"got {_shorten(_ordered_json(found.get('expect', found.get('error'))))}",
+                )
+            )
+    return Report(path=str(path), kind="adapters", total=len(cases), failures=failures)
 
 
 # --- transcript vectors (transcript-v2.json) --------------------------------------------------

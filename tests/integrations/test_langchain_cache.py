@@ -23,6 +23,7 @@ require("langchain_anthropic", "langchain")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benches"))
 
+from bench_cache_langchain import TOOL, ToolLoopSimulator  # noqa: E402
 from bench_prefix_cache import facts, head_text  # noqa: E402
 from langchain.agents import create_agent  # noqa: E402
 from langchain_anthropic import ChatAnthropic  # noqa: E402
@@ -32,11 +33,10 @@ from langchain_core.tools import tool  # noqa: E402
 from langchain_openai import ChatOpenAI  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from simulators.rules import IMPLICIT_READINGS, AnthropicCache, OpenAICache, tokens  # noqa: E402
-from simulators.server import SimulatorServer  # noqa: E402
 
 from runcontext import ContextBuilder, Session  # noqa: E402
-from runcontext.providers import Contribution  # noqa: E402
 from runcontext.integrations.langchain import RunContextMiddleware  # noqa: E402
+from runcontext.providers import Contribution  # noqa: E402
 
 BREAKPOINT = {"mode": "explicit"}
 
@@ -202,10 +202,17 @@ class TurnFacts:
         return Contribution(facts=facts(self.turn))
 
 
+@tool(TOOL)
+def run_tests() -> str:
+    """Run the test suite."""
+    return "3 failed, 41 passed. " * 8
+
+
 def simulated_turns(model: Any, middleware: list[Any], turns: int = 6) -> None:
+    """``turns`` tool loops (a tool call, then an answer) against the simulators."""
     agent = create_agent(
         model,
-        tools=[lookup],
+        tools=[run_tests],
         system_prompt="Answer briefly.",
         middleware=middleware,
         checkpointer=InMemorySaver(),
@@ -225,8 +232,8 @@ def tail_tokens(body: Any) -> int:
     return tokens([last["role"], block])
 
 
-def assert_cached(simulator: SimulatorServer) -> None:
-    exchanges = simulator.exchanges[1:]  # from turn 2 on
+def assert_cached(simulator: ToolLoopSimulator) -> None:
+    exchanges = simulator.exchanges[2:]  # from turn 2 on
     assert exchanges and all(e.usage is not None for e in exchanges), simulator.exchanges
     usages = [e.usage for e in exchanges if e.usage is not None]
     readable = sum(usage.shared for usage in usages)
@@ -243,14 +250,14 @@ def head_builder() -> ContextBuilder:
 @pytest.mark.parametrize("reading", IMPLICIT_READINGS)
 @pytest.mark.parametrize("responses", [False, True], ids=["chat", "responses"])
 def test_openai_simulator_reads_the_prefix(reading: str, responses: bool) -> None:
-    with SimulatorServer(openai=OpenAICache(implicit=reading)) as simulator:
+    with ToolLoopSimulator(openai=OpenAICache(implicit=reading)) as simulator:
         model = openai_model(simulator.url, responses=responses)
         simulated_turns(model, [RunContextMiddleware(head_builder())])
         assert_cached(simulator)
 
 
 def test_anthropic_simulator_reads_the_prefix() -> None:
-    with SimulatorServer(anthropic=AnthropicCache()) as simulator:
+    with ToolLoopSimulator(anthropic=AnthropicCache()) as simulator:
         middleware = [AnthropicPromptCachingMiddleware(), RunContextMiddleware(head_builder())]
         simulated_turns(anthropic_model(simulator.url), middleware)
         assert_cached(simulator)
@@ -258,7 +265,7 @@ def test_anthropic_simulator_reads_the_prefix() -> None:
 
 def test_the_bill_is_in_the_transcript(tmp_path: Path) -> None:
     path = tmp_path / "agent.jsonl"
-    with SimulatorServer() as simulator:
+    with ToolLoopSimulator() as simulator:
         middleware = RunContextMiddleware(head_builder(), session=str(path), counter=len)
         simulated_turns(openai_model(simulator.url), [middleware], turns=3)
         middleware.close()
@@ -266,7 +273,7 @@ def test_the_bill_is_in_the_transcript(tmp_path: Path) -> None:
     with Session.open(path) as session:
         runs = session.runs()
         billed = [run.tokens["billed"] for run in runs if run.tokens is not None]
-    assert len(billed) == len(runs) == 3
+    assert len(billed) == len(runs) == 6
     assert [b["input"] for b in billed] == [usage.total for usage in usages]
     assert [b["cache_read"] for b in billed] == [usage.read for usage in usages]
     assert [b["cache_write"] for b in billed] == [usage.written for usage in usages]

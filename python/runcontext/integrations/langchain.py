@@ -15,9 +15,7 @@ import threading
 import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
-from typing import Annotated, Any
-
-from typing_extensions import NotRequired
+from typing import Annotated, Any, NotRequired
 
 try:
     from langchain.agents.middleware import (
@@ -82,13 +80,13 @@ class MiddlewareOrderWarning(UserWarning):
 
 # The agent's model is typed `Any` throughout: AgentMiddleware is generic over state, context
 # and response types that a middleware serving every agent cannot name.
-class _RunState(AgentState):  # type: ignore[type-arg]
+class _RunState(AgentState):
     """The agent's state plus the id of the run (private: never in the input or the output)."""
 
     runcontext_run: NotRequired[Annotated[str, PrivateStateAttr]]
 
 
-class RunContextMiddleware(AgentMiddleware):  # type: ignore[type-arg]
+class RunContextMiddleware(AgentMiddleware):
     """Adds a :class:`runcontext.RunContext` to every model call of a LangChain agent.
 
     ``context_or_builder`` is a fixed ``RunContext`` or a ``ContextBuilder`` built once per
@@ -157,8 +155,8 @@ class RunContextMiddleware(AgentMiddleware):  # type: ignore[type-arg]
 
     def wrap_model_call(
         self,
-        request: ModelRequest,  # type: ignore[type-arg]
-        handler: Callable[[ModelRequest], ModelResponse],  # type: ignore[type-arg]
+        request: ModelRequest,
+        handler: Callable[[ModelRequest], ModelResponse],
     ) -> Any:
         self._check_order(request, handler)
         context = self._turns.get(_turn_key(request))
@@ -177,8 +175,8 @@ class RunContextMiddleware(AgentMiddleware):  # type: ignore[type-arg]
 
     async def awrap_model_call(
         self,
-        request: ModelRequest,  # type: ignore[type-arg]
-        handler: Callable[[ModelRequest], Awaitable[ModelResponse]],  # type: ignore[type-arg]
+        request: ModelRequest,
+        handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> Any:
         self._check_order(request, handler)
         context = await self._turns.aget(_turn_key(request))

@@ -18,13 +18,14 @@ require("langchain_openai", "langchain")
 from langchain.agents import create_agent  # noqa: E402
 from langchain_openai import ChatOpenAI  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
-# The PostgreSQL fixtures of the store tests: a new database per test.
 from transcript.conftest import pg_database, pg_dsn, postgres_server  # noqa: E402, F401
 
 from runcontext import Session  # noqa: E402
 from runcontext.integrations.langchain import RunContextMiddleware  # noqa: E402
 from runcontext.transcript import ConversationMismatchError, SeedMismatchError  # noqa: E402
 
+# pg_database, pg_dsn, postgres_server: the store tests' PostgreSQL fixtures (a new database
+# per test).
 QUESTION = {"role": "user", "content": "What changed on this branch?"}
 
 

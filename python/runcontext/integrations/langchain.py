@@ -1,10 +1,12 @@
 """LangChain v1 agents: ``RunContextMiddleware`` for ``create_agent(middleware=[...])``.
 
-The head goes into the request's system message, the tail after the conversation, both
-through ``request.override(...)`` inside ``wrap_model_call``: what a ``wrap_model_call``
-middleware hands to its handler is sent to the model and never written back to the agent's
-state, its checkpoints or its message list (``before_model`` would write it there). The
-contract and the placement decisions are in docs/INTEGRATIONS.md.
+The head becomes the first system message (the agent's own system message follows it) and the
+tail goes after the conversation, both through ``request.override(...)`` inside
+``wrap_model_call``: what a ``wrap_model_call`` middleware hands to its handler is sent to the
+model and never written back to the agent's state, its checkpoints or its message list
+(``before_model`` would write it there). ``before_agent`` marks each agent run with a new id,
+so a run's model calls share one context and the next run builds a new one. The contract and
+the placement decisions are in docs/INTEGRATIONS.md.
 """
 
 from __future__ import annotations

@@ -33,7 +33,8 @@ def test_uncached_reason_says_why_with_the_numbers() -> None:
         "once the head and conversation reach 4,096 tokens"
     )
     assert uncached_reason("anthropic", "claude-haiku-4-5", 4096) is None
-    assert uncached_reason("anthropic", "claude-test", 10) is None
+    assert uncached_reason("openai", "gpt-6-luna", 10) is not None
+    assert uncached_reason("gemini", "gemini-test", 10) is None  # no number, and no floor
     assert "minimum of 512 tokens" in str(
         uncached_reason("anthropic", "claude-test", 10, minimum=512)
     )
@@ -43,3 +44,18 @@ def test_uncached_reason_says_why_with_the_numbers() -> None:
         uncached_reason("x", "m", 1)
     with pytest.raises(TypeError, match="prefix_tokens: expected an int, got float"):
         uncached_reason("openai", "gpt-6", 1.5)  # type: ignore[arg-type]
+
+
+def test_an_unknown_claude_model_is_checked_against_the_floor() -> None:
+    """Below 512 tokens no Claude model caches: a new model's short session is explained too."""
+    assert cache_minimum("anthropic", "claude-sonnet-5-5") is None
+    assert uncached_reason("anthropic", "claude-sonnet-5-5", 300) == (
+        "nothing is cached: the stable prefix (tools, head and conversation) is 300 tokens, "
+        "below 512, the least anthropic caches for any model, so the provider bills the whole "
+        "input on every request without saying so; runcontext does not know the minimum for "
+        "'claude-sonnet-5-5', which may be higher (pass minimum= to check against it)"
+    )
+    assert uncached_reason("anthropic", "claude-sonnet-5-5", 512) is None
+    assert "minimum of 2,048 tokens" in str(
+        uncached_reason("anthropic", "claude-sonnet-5-5", 1000, minimum=2048)
+    )

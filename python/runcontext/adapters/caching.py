@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CACHE_PROVIDERS", "cache_minimum", "uncached_reason"]
+__all__ = ["ANTHROPIC_CACHE_FLOOR", "CACHE_PROVIDERS", "cache_minimum", "uncached_reason"]
 
 CACHE_PROVIDERS = ("openai", "anthropic", "gemini")
 
@@ -18,6 +18,9 @@ _ANTHROPIC_MINIMUMS: tuple[tuple[re.Pattern[str], int], ...] = (
     (re.compile(r"claude-(?:sonnet-4|opus-4|3-7-sonnet)(?![0-9])"), 1024),
     (re.compile(r"claude-3-(?:5-)?haiku"), 2048),
 )
+# The smallest minimum among Anthropic's models (512 to 4,096 tokens by model): no Claude model
+# caches a shorter prefix, so it is what uncached_reason checks a model the table lacks against.
+ANTHROPIC_CACHE_FLOOR = 512
 # Gemini's implicit-caching minimum input (Google's context-caching documentation):
 # 2,048 tokens on Gemini 2.5, 4,096 on Gemini 3 and later.
 _GEMINI_NAME = re.compile(r"gemini-(\d+)(?:\.(\d+))?(?!\d)")
@@ -60,6 +63,8 @@ def uncached_reason(
     """Why ``provider`` will cache nothing of a request whose stable prefix (tools, head and
     conversation: everything before the tail) is ``prefix_tokens`` long, or ``None`` when the
     prefix is long enough or the minimum for ``model`` is unknown and ``minimum`` not given.
+    An Anthropic model whose minimum is unknown is checked against
+    :data:`ANTHROPIC_CACHE_FLOOR`, below which no Claude model caches.
 
     Providers skip caching below their minimum without an error and bill the whole input; this
     says so in words, with the numbers.
@@ -73,6 +78,18 @@ def uncached_reason(
     floor = cache_minimum(provider, model) if minimum is None else minimum
     if minimum is not None:
         cache_minimum(provider, model)  # still checks provider and model
+    if floor is None and provider == "anthropic":
+        # A model the table does not know (a new family): below the floor no Claude model
+        # caches, so that much is certain; above it the model's own minimum decides.
+        if prefix_tokens >= ANTHROPIC_CACHE_FLOOR:
+            return None
+        return (
+            f"nothing is cached: the stable prefix (tools, head and conversation) is "
+            f"{prefix_tokens:,} tokens, below {ANTHROPIC_CACHE_FLOOR:,}, the least anthropic "
+            f"caches for any model, so the provider bills the whole input on every request "
+            f"without saying so; runcontext does not know the minimum for {model!r}, which may "
+            f"be higher (pass minimum= to check against it)"
+        )
     if floor is None or prefix_tokens >= floor:
         return None
     return (

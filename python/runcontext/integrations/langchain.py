@@ -1,21 +1,32 @@
 """LangChain v1 agents: ``RunContextMiddleware`` for ``create_agent(middleware=[...])``.
 
-The head goes into the request's system message, the tail after the conversation, both
-through ``request.override(...)`` inside ``wrap_model_call``: what a ``wrap_model_call``
-middleware hands to its handler is sent to the model and never written back to the agent's
-state, its checkpoints or its message list (``before_model`` would write it there). The
-contract and the placement decisions are in docs/INTEGRATIONS.md.
+The head becomes the first system message (the agent's own system message follows it) and the
+tail goes after the conversation, both through ``request.override(...)`` inside
+``wrap_model_call``: what a ``wrap_model_call`` middleware hands to its handler is sent to the
+model and never written back to the agent's state, its checkpoints or its message list
+(``before_model`` would write it there). ``before_agent`` marks each agent run with a new id,
+so a run's model calls share one context and the next run builds a new one. The contract and
+the placement decisions are in docs/INTEGRATIONS.md.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import threading
+import uuid
 import warnings
-from collections.abc import Awaitable, Callable, Hashable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from typing import Annotated, Any, NotRequired
 
 try:
-    from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+    from langchain.agents.middleware import (
+        AgentMiddleware,
+        AgentState,
+        ModelRequest,
+        ModelResponse,
+    )
+    from langchain.agents.middleware.types import PrivateStateAttr
     from langchain_core.messages import (
         AIMessage,
         BaseMessage,
@@ -34,7 +45,12 @@ from runcontext.adapters.anthropic import (
     _breakpoints_in,
     _conversation_breakpoint,
 )
-from runcontext.integrations._turns import TurnContexts, check_session
+from runcontext.adapters.openai import _chat_breakpoint, openai_prompt_caching
+from runcontext.budget.calibration import RequestCounter
+from runcontext.budget.limits import Budget
+from runcontext.budget.meter import Meter
+from runcontext.budget.usage import UnreadableUsageWarning, Usage
+from runcontext.integrations._turns import TurnContexts
 from runcontext.loop import check_run, run_not_recorded
 from runcontext.transcript.session import Session
 
@@ -46,6 +62,12 @@ _CACHING_MIDDLEWARE = "AnthropicPromptCachingMiddleware"
 # How many functions the order check looks through in the handler chain (it follows closures
 # of the framework's composed handlers, never arbitrary objects).
 _ORDER_CHECK_LIMIT = 200
+# The private state key ``before_agent`` sets to a new id at the start of every agent run.
+_RUN_KEY = "runcontext_run"
+# The breakpoint runcontext places for OpenAI models that take one (docs/PLACEMENT.md).
+_OPENAI_BREAKPOINT = {"mode": "explicit"}
+# Cache instructions in content blocks: not content, so never part of the recorded message.
+_CACHE_MARKERS = ("cache_control", "prompt_cache_breakpoint")
 
 
 class MiddlewareOrderWarning(UserWarning):
@@ -60,19 +82,54 @@ class MiddlewareOrderWarning(UserWarning):
 
 # The agent's model is typed `Any` throughout: AgentMiddleware is generic over state, context
 # and response types that a middleware serving every agent cannot name.
+class _RunState(AgentState):
+    """The agent's state plus the id of the run (private: never in the input or the output)."""
+
+    runcontext_run: NotRequired[Annotated[str, PrivateStateAttr]]
+
+
 class RunContextMiddleware(AgentMiddleware):
     """Adds a :class:`runcontext.RunContext` to every model call of a LangChain agent.
 
     ``context_or_builder`` is a fixed ``RunContext`` or a ``ContextBuilder`` built once per
-    agent turn (a turn is keyed on the last ``HumanMessage``: its id, or its position and
-    content). ``session`` records each model call's conversation, context envelope and reply.
-    Place it *after* ``AnthropicPromptCachingMiddleware`` in ``middleware=[...]``.
+    agent run (``invoke``/``ainvoke``/``stream``: ``before_agent`` marks each run). ``session``
+    (a ``Session``, a transcript path or a ``postgresql://`` URI, opened or created on the first
+    request) records each model call's conversation, context envelope and reply. ``budget`` and
+    ``counter`` (and ``model``, the name counted for, when not the agent's model's) refuse a
+    request over budget before it is sent. Place it *after* ``AnthropicPromptCachingMiddleware``
+    in ``middleware=[...]``.
     """
 
-    def __init__(self, context_or_builder: object, *, session: Session | None = None) -> None:
+    state_schema = _RunState
+
+    def __init__(
+        self,
+        context_or_builder: object,
+        *,
+        session: Session | str | os.PathLike[str] | None = None,
+        budget: Budget | Mapping[str, Budget] | None = None,
+        counter: Callable[[str], int] | RequestCounter | None = None,
+        model: str | None = None,
+    ) -> None:
         super().__init__()
         self._turns = TurnContexts(context_or_builder)
-        self._session = check_session(session)
+        self._session: Session | None = None
+        self._target: str | os.PathLike[str] | None = None
+        if isinstance(session, Session):
+            self._session = session
+        elif isinstance(session, str | os.PathLike):
+            self._target = session
+        elif session is not None:
+            raise TypeError(
+                "session: expected a runcontext.Session, a transcript path or a postgresql:// "
+                f"URI, or None, got {type(session).__name__}"
+            )
+        self._meter_arguments = (counter, budget, model)
+        self._meter: Meter | None = None
+        if model is not None or not isinstance(budget, Mapping):
+            # Checks the arguments now; a budget per model waits for the agent's model name.
+            self._meter = Meter(counter, budget, model=model, session=self._session)
+        self._lock = threading.Lock()
         self._order_checked = False
 
     @property
@@ -80,23 +137,42 @@ class RunContextMiddleware(AgentMiddleware):
         """The builder's diagnostics for the last context it built."""
         return self._turns.diagnostics
 
+    @property
+    def session(self) -> Session | None:
+        """The transcript (``None`` until the first request when a path or URI was given)."""
+        return self._session
+
+    def close(self) -> None:
+        """Close the transcript this middleware opened from a path or URI (a ``Session`` you
+        passed stays yours to close)."""
+        if self._target is not None and self._session is not None:
+            self._session.close()
+
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        # A new run of the agent: its model calls share one context, the next run builds anew.
+        return {_RUN_KEY: uuid.uuid4().hex}
+
+    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return {_RUN_KEY: uuid.uuid4().hex}
+
     def wrap_model_call(
         self,
         request: ModelRequest,
         handler: Callable[[ModelRequest], ModelResponse],
     ) -> Any:
         self._check_order(request, handler)
-        messages = None
-        if self._session is not None:
-            # Before the model is called: a run the transcript cannot take is never paid for.
-            messages = _transcript_messages(request.messages)
-            check_run(self._session, messages)
         context = self._turns.get(_turn_key(request))
+        messages = _transcript_messages(_conversation(request))
+        meter = self._meter_for(request)
+        count = meter.count(messages, context)
+        meter.check(count, messages)  # before the call: nothing is sent over budget
+        session = self._open(messages)
+        if session is not None:
+            # Before the model is called: a run the transcript cannot take is never paid for.
+            check_run(session, messages)
         sent = _with_context(request, context)
         response = handler(sent)
-        if self._session is not None:
-            assert messages is not None
-            _record(self._session, messages, context, sent, response)
+        _finish(session, meter, count, messages, context, sent, response)
         return response
 
     async def awrap_model_call(
@@ -105,17 +181,41 @@ class RunContextMiddleware(AgentMiddleware):
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> Any:
         self._check_order(request, handler)
-        messages = None
-        if self._session is not None:
-            messages = _transcript_messages(request.messages)
-            await asyncio.to_thread(check_run, self._session, messages)
         context = await self._turns.aget(_turn_key(request))
+        messages = _transcript_messages(_conversation(request))
+        meter = self._meter_for(request)
+        count = meter.count(messages, context)
+        meter.check(count, messages)
+        session = await asyncio.to_thread(self._open, messages)
+        if session is not None:
+            await asyncio.to_thread(check_run, session, messages)
         sent = _with_context(request, context)
         response = await handler(sent)
-        if self._session is not None:
-            assert messages is not None
-            await asyncio.to_thread(_record, self._session, messages, context, sent, response)
+        await asyncio.to_thread(_finish, session, meter, count, messages, context, sent, response)
         return response
+
+    def _open(self, messages: list[dict[str, Any]]) -> Session | None:
+        """The transcript; from a path or URI, opened or created on the first request."""
+        if self._session is None and self._target is not None:
+            with self._lock:
+                if self._session is None:
+                    self._session = Session.open_or_create(self._target, messages)
+                    if self._meter is not None:
+                        self._meter.session = self._session
+        return self._session
+
+    def _meter_for(self, request: Any) -> Meter:
+        meter = self._meter
+        if meter is None:
+            with self._lock:
+                if self._meter is None:
+                    counter, budget, _ = self._meter_arguments
+                    name = _model_name(request.model)
+                    self._meter = Meter(counter, budget, model=name, session=self._session)
+                meter = self._meter
+        if meter.counter is not None:
+            meter.tools = _tool_declarations(request.tools)
+        return meter
 
     def _check_order(self, request: Any, handler: Callable[..., Any]) -> None:
         """Warn once if the caching middleware runs inside this one (see MiddlewareOrderWarning).
@@ -142,15 +242,47 @@ class RunContextMiddleware(AgentMiddleware):
 
 
 def _turn_key(request: Any) -> Hashable:
+    """The run the request belongs to: the id ``before_agent`` gave it; for a request that
+    did not come through the agent's graph (built by hand), the last ``HumanMessage``."""
+    state = getattr(request, "state", None)
+    run = state.get(_RUN_KEY) if isinstance(state, Mapping) else None
+    if isinstance(run, str):
+        return ("run", run)
     messages: Sequence[BaseMessage] = request.messages
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if isinstance(message, HumanMessage):
-            # add_messages gives every message in the agent's state a uuid; a request built by
-            # hand may have none, and then its position and content identify the turn.
             identity = message.id or digest({"content": message.content})
-            return (index, identity)
-    return (-1, None)
+            return ("message", index, identity)
+    return ("message", -1, None)
+
+
+def _conversation(request: Any) -> list[Any]:
+    """What the model is told besides the context: the agent's system message, then the
+    messages."""
+    system = request.system_message
+    return list(request.messages) if system is None else [system, *request.messages]
+
+
+def _model_name(model: Any) -> str | None:
+    for attribute in ("model_name", "model"):
+        name = getattr(model, attribute, None)
+        if isinstance(name, str) and name:
+            return name
+    return None
+
+
+def _tool_declarations(tools: Sequence[Any]) -> list[dict[str, Any]]:
+    """The request's tools as OpenAI function declarations, for the count."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    declarations: list[dict[str, Any]] = []
+    for tool in tools:
+        try:
+            declarations.append(convert_to_openai_tool(tool))
+        except (TypeError, ValueError):
+            continue  # a provider's built-in tool (a dict of its own shape): not counted
+    return declarations
 
 
 def _is_anthropic_chat(model: Any) -> bool:
@@ -170,11 +302,11 @@ def _is_openai_chat(model: Any) -> bool:
 
 
 def _with_context(request: Any, context: RunContext) -> Any:
-    """The request with the head in the system message and the tail after the conversation."""
+    """The request with the head first, the tail after the conversation, and the cache
+    breakpoints where the provider can read them back."""
     overrides: dict[str, Any] = {}
     head, tail = context.head_text, context.tail_text
-    if head is not None:
-        overrides["system_message"] = _with_head(request.system_message, head)
+    system = request.system_message
     messages = list(request.messages)
     settings = request.model_settings
     if "cache_control" in settings:
@@ -184,12 +316,32 @@ def _with_context(request: Any, context: RunContext) -> Any:
         # block, then on the head when the system message has none, within the budget.
         settings = dict(settings)
         marker = settings.pop("cache_control")
-        system = overrides.get("system_message", request.system_message)
         in_system = _system_breakpoints(system)
         messages, used = _mark_conversation(messages, marker, request.tools, in_system)
-        if head is not None and in_system == 0 and used < ANTHROPIC_MAX_BREAKPOINTS:
-            overrides["system_message"] = _with_head(request.system_message, head, marker)
+        head_marker = marker if in_system == 0 and used < ANTHROPIC_MAX_BREAKPOINTS else None
         overrides["model_settings"] = settings
+    else:
+        head_marker = None
+        if _is_openai_chat(request.model) and openai_prompt_caching(
+            _model_name(request.model) or ""
+        ):
+            messages = _mark_openai(messages)
+            if "prompt_cache_options" not in settings and not getattr(
+                request.model, "prompt_cache_options", None
+            ):
+                # Explicit mode: the request writes only the breakpoint placed here, never an
+                # implicit one that may land on the tail (docs/PLACEMENT.md).
+                overrides["model_settings"] = {
+                    **settings,
+                    "prompt_cache_options": {"mode": "explicit"},
+                }
+    if head is not None:
+        # The head is the first system message; the agent's own system message follows it,
+        # as the first message of the conversation (chat models merge leading system
+        # messages: Anthropic's `system` blocks, in this order).
+        overrides["system_message"] = _head_message(head, head_marker)
+        if system is not None:
+            messages.insert(0, system)
     if tail is not None:
         # ChatAnthropic refuses a system message after the conversation ("multiple
         # non-consecutive system messages"), and so do most chat models; OpenAI Chat takes
@@ -202,17 +354,32 @@ def _with_context(request: Any, context: RunContext) -> Any:
     return request.override(**overrides)
 
 
-def _with_head(system: SystemMessage | None, head: str, marker: Any = None) -> SystemMessage:
-    """The system message with the head first (a marked text block when ``marker`` is given)."""
-    block: dict[str, Any] = {"type": "text", "text": head}
-    if marker is not None:
-        block["cache_control"] = dict(marker)
-    content = None if system is None else system.content
-    if content is None or (isinstance(content, str) and not content.strip()):
-        return SystemMessage(content=head if marker is None else [block])
-    if isinstance(content, str):
-        return SystemMessage(content=[block, {"type": "text", "text": content}])
-    return SystemMessage(content=[block, *content])
+def _head_message(head: str, marker: Any = None) -> SystemMessage:
+    """The head as a system message (one marked text block when ``marker`` is given)."""
+    if marker is None:
+        return SystemMessage(content=head)
+    return SystemMessage(content=[{"type": "text", "text": head, "cache_control": dict(marker)}])
+
+
+_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+
+
+def _mark_openai(messages: list[Any]) -> list[Any]:
+    """The messages with an explicit ``prompt_cache_breakpoint`` on the last content part that
+    can carry one (never assistant content), placed by ``runcontext.adapters.openai``'s rule;
+    langchain-openai sends a content block's ``prompt_cache_breakpoint`` as it is, on Chat
+    Completions and on the Responses API alike."""
+    views = [
+        {"role": getattr(m, "role", None) or _ROLES.get(m.type, m.type), "content": m.content}
+        for m in messages
+    ]
+    found = _chat_breakpoint(views, _OPENAI_BREAKPOINT)
+    if found is None:
+        return messages
+    index, marked = found
+    marked_messages = list(messages)
+    marked_messages[index] = messages[index].model_copy(update={"content": marked["content"]})
+    return marked_messages
 
 
 def _system_breakpoints(system: SystemMessage | None) -> int:
@@ -284,22 +451,87 @@ def _inner_caching_middleware(handler: Callable[..., Any]) -> bool:
     return False
 
 
+def _openai_dict() -> Callable[[Any], dict[str, Any]] | None:
+    try:
+        from langchain_openai.chat_models.base import _convert_message_to_dict
+    except ImportError:  # pragma: no cover - the extra installs langchain-openai
+        return None
+    convert: Callable[[Any], dict[str, Any]] = _convert_message_to_dict
+    return convert
+
+
 def _transcript_messages(conversation: Sequence[Any]) -> list[dict[str, Any]]:
-    """The conversation as the agent holds it, in OpenAI chat form (never the context)."""
-    messages: list[dict[str, Any]] = convert_to_openai_messages(list(conversation))
-    return messages
+    """The conversation as it is sent to OpenAI Chat Completions: langchain-openai's own
+    conversion of each message, without cache markers (docs/INTEGRATIONS.md, *LangChain*)."""
+    convert = _openai_dict()
+    if convert is None:
+        converted: list[dict[str, Any]] = convert_to_openai_messages(list(conversation))
+    else:
+        converted = [convert(message) for message in conversation]
+    return [_without_markers(message) for message in converted]
 
 
-def _record(
-    session: Session, messages: list[dict[str, Any]], context: RunContext, sent: Any, response: Any
+def _without_markers(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    if not isinstance(content, list) or not any(
+        isinstance(part, dict) and any(key in part for key in _CACHE_MARKERS) for part in content
+    ):
+        return message
+    parts = [
+        {k: v for k, v in part.items() if k not in _CACHE_MARKERS}
+        if isinstance(part, dict)
+        else part
+        for part in content
+    ]
+    return {**message, "content": parts}
+
+
+def _usage(response: Any) -> Usage | None:
+    """What the provider billed, as LangChain reports it on the reply (``usage_metadata``:
+    ``input_tokens`` counts cache reads and writes, as runcontext's ``Usage.input`` does)."""
+    replies = _reply_messages(response)
+    metadata = getattr(replies[-1], "usage_metadata", None) if replies else None
+    if not metadata:
+        return None
+    try:
+        details = metadata.get("input_token_details") or {}
+        return Usage(
+            input=metadata["input_tokens"],
+            output=metadata.get("output_tokens"),
+            cache_read=details.get("cache_read", 0) or 0,
+            cache_write=details.get("cache_creation", 0) or 0,
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        warnings.warn(
+            f"the model answered but its billed usage could not be read ({error}); the run is "
+            "recorded without it, and the counter is not calibrated by it",
+            UnreadableUsageWarning,
+            stacklevel=2,
+        )
+        return None
+
+
+def _finish(
+    session: Session | None,
+    meter: Meter,
+    count: Any,
+    messages: list[dict[str, Any]],
+    context: RunContext,
+    sent: Any,
+    response: Any,
 ) -> None:
-    """Record one model call: the conversation, the context's envelope, and the model's reply;
-    if the transcript refuses it, the error carries the reply (``RunNotRecordedError``)."""
+    """Settle the bill and record the model call: the conversation, the context's envelope,
+    the reply and its tokens; if the transcript refuses it, the error carries the reply
+    (``RunNotRecordedError``)."""
+    if session is None:
+        meter.settle(count, _usage(response))
+        return
     reply = None
     try:
         replies = _reply_messages(response)
-        reply = convert_to_openai_messages(replies[0]) if replies else None
-        session.record_run(messages, context, reply)
+        reply = _transcript_messages(replies[:1])[0] if replies else None
+        tokens = meter.settle(count, _usage(response))
+        session.record_run(messages, context, reply, tokens=tokens)
     except Exception as error:
         raise run_not_recorded(
             session,

@@ -59,7 +59,7 @@ def test_sdk_stream_last_chunk(httpserver: HTTPServer) -> None:
     chunks = list(sdk.models.generate_content_stream(model="gemini-3-flash", contents="hi"))
     assert len(chunks) == 2
     assert gemini_usage(chunks[0]) is None
-    with pytest.raises(ValueError, match="^response: this Gemini response carries no usage"):
+    with pytest.raises(ValueError, match=r"^response: this Gemini response carries no usage"):
         read_usage(chunks[0])
     assert read_usage(chunks[-1]) == BILLED
 

@@ -4,8 +4,8 @@ It records every request (path and the exact body bytes) and answers with canned
 the wire format of the endpoint that was called: OpenAI Chat Completions, OpenAI Responses and
 Anthropic Messages, each as one JSON body or as a server-sent event stream when the request
 says ``"stream": true``; Gemini ``models/<model>:generateContent`` as one JSON body and
-``:streamGenerateContent?alt=sse`` as a server-sent event stream. Each test queues the replies it expects (text, or tool calls); with
-none queued the server answers the text ``"done"``.
+``:streamGenerateContent?alt=sse`` as a server-sent event stream. Each test queues the replies
+it expects (text, or tool calls); with none queued the server answers the text ``"done"``.
 """
 
 from __future__ import annotations

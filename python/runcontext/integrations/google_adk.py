@@ -75,7 +75,7 @@ class _Call:
     request: dict[str, Any]  # what went on the wire: system instruction and contents
 
 
-class RunContextPlugin(BasePlugin):  # type: ignore[misc]  # ADK's classes are untyped for mypy
+class RunContextPlugin(BasePlugin):
     """Adds a :class:`runcontext.RunContext` to every model call of an ADK ``Runner``.
 
     ``context_or_builder`` is a fixed ``RunContext`` or a ``ContextBuilder`` built once per ADK
@@ -230,7 +230,7 @@ def _system_parts(instruction: object) -> list[types.Part]:
     """The parts of a request's system instruction (a string, a Content, a Part, a list)."""
     if instruction is None:
         return []
-    content = _transformers.t_content(instruction)  # type: ignore[arg-type]
+    content = _transformers.t_content(instruction)
     return list(content.parts or [])
 
 

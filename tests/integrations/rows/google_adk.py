@@ -96,9 +96,7 @@ class AdkAgent:
         return Outcome(events, history)
 
     async def _session(self, conversation: str) -> Any:
-        return await self.sessions.get_session(
-            app_name=APP, user_id=USER, session_id=conversation
-        )
+        return await self.sessions.get_session(app_name=APP, user_id=USER, session_id=conversation)
 
 
 def wire(request: Recorded) -> Wire:

@@ -3,13 +3,15 @@
 It records every request (path and the exact body bytes) and answers with canned replies in
 the wire format of the endpoint that was called: OpenAI Chat Completions, OpenAI Responses and
 Anthropic Messages, each as one JSON body or as a server-sent event stream when the request
-says ``"stream": true``. Each test queues the replies it expects (text, or tool calls); with
-none queued the server answers the text ``"done"``.
+says ``"stream": true``; Gemini ``models/<model>:generateContent`` as one JSON body and
+``:streamGenerateContent?alt=sse`` as a server-sent event stream. Each test queues the replies
+it expects (text, or tool calls); with none queued the server answers the text ``"done"``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -91,7 +93,11 @@ class FakeServer:
                 reply = server._next()
                 stream = bool(request.get("stream"))
                 model = request.get("model", "fake-model")
-                if path.endswith("/chat/completions"):
+                gemini = _GEMINI_ROUTE.fullmatch(path)
+                if gemini is not None:
+                    stream = gemini.group(2) == "streamGenerateContent"
+                    events = _gemini(reply, gemini.group(1), stream)
+                elif path.endswith("/chat/completions"):
                     events = _chat(reply, model, stream)
                 elif path.endswith("/responses"):
                     events = _responses(reply, model, stream)
@@ -136,6 +142,9 @@ def _pieces(text: str) -> list[str]:
     third = max(1, len(text) // 3)
     return [text[:third], text[third : 2 * third], text[2 * third :]]
 
+
+# The google-genai SDK's path: its API version, the model, the method.
+_GEMINI_ROUTE = re.compile(r"/v1[a-z0-9]*/models/([^/:]+):(generateContent|streamGenerateContent)")
 
 _USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
 
@@ -325,4 +334,29 @@ def _anthropic(reply: Reply, model: str, stream: bool) -> list[bytes]:
         )
     )
     events.append(_sse({"type": "message_stop"}, "message_stop"))
+    return events
+
+
+def _gemini(reply: Reply, model: str, stream: bool) -> list[bytes]:
+    parts: list[dict[str, Any]] = []
+    if reply.text is not None:
+        parts.append({"text": reply.text})
+    # Gemini's function calls carry no id (the client gives each one its own).
+    parts += [{"functionCall": {"name": c.name, "args": c.arguments}} for c in reply.tools]
+    usage = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
+
+    def answer(parts: list[dict[str, Any]], finish: bool) -> dict[str, Any]:
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+        body: dict[str, Any] = {"candidates": [candidate], "modelVersion": model}
+        if finish:
+            candidate["finishReason"] = "STOP"
+            body["usageMetadata"] = usage
+        return body
+
+    if not stream:
+        return [_json(answer(parts, True))]
+    pieces = _pieces(reply.text) if reply.text else []
+    events = [_sse(answer([{"text": piece}], False)) for piece in pieces[:-1]]
+    last = [{"text": pieces[-1]}] if pieces else []
+    events.append(_sse(answer(last + parts[1 if reply.text is not None else 0 :], True)))
     return events

@@ -15,7 +15,12 @@ from frameworks import require
 DOC = Path(__file__).resolve().parents[2] / "docs" / "INTEGRATIONS.md"
 EXAMPLE = re.compile(r"<!-- tested: ([a-z-]+) -->\n```python\n(.*?)```", re.DOTALL)
 EXAMPLES = dict(EXAMPLE.findall(DOC.read_text(encoding="utf-8")))
-MODULES = {"langchain": "langchain.agents", "pydantic-ai": "pydantic_ai", "openai-agents": "agents"}
+MODULES = {
+    "langchain": "langchain.agents",
+    "pydantic-ai": "pydantic_ai",
+    "openai-agents": "agents",
+    "google-adk": "google.adk",
+}
 HEAD = "You are a careful coding agent."
 
 
@@ -29,6 +34,8 @@ def test_example_runs(
 ) -> None:
     require(MODULES[name], name)
     monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.url)
+    monkeypatch.setenv("GOOGLE_API_KEY", "fake")
     monkeypatch.chdir(tmp_path)
     exec(compile(EXAMPLES[name], f"{DOC.name}:{name}", "exec"), {"__name__": "__example__"})
     bodies = server.bodies()
@@ -36,9 +43,9 @@ def test_example_runs(
     for body in bodies:
         sent = json.dumps(body)
         assert HEAD in sent
-        last = (body.get("messages") or body.get("input"))[-1]
+        last = (body.get("messages") or body.get("input") or body.get("contents"))[-1]
         assert "- branch: main" in json.dumps(last)
     if name == "langchain":
         assert all(body["prompt_cache_key"].startswith("rc-") for body in bodies)
-    if name in ("langchain", "openai-agents"):
+    if name in ("langchain", "openai-agents", "google-adk"):
         assert (tmp_path / "agent.jsonl").exists()

@@ -8,11 +8,12 @@ import sys
 
 import pytest
 
-FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "pydantic_ai", "agents")
+FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "pydantic_ai", "agents", "google.adk")
 # SDKs, drivers and the optional packages the extras install.
 OPTIONAL = (
     "openai",
     "anthropic",
+    "google.genai",
     "psycopg",
     "psycopg_pool",
     "tiktoken",
@@ -43,6 +44,7 @@ def test_runcontext_imports_no_framework_sdk_or_driver() -> None:
         ("langchain", "langchain", "langchain"),
         ("pydantic_ai", "pydantic_ai", "pydantic-ai"),
         ("openai_agents", "agents", "openai-agents"),
+        ("google_adk", "google.adk", "google-adk"),
     ],
 )
 def test_missing_framework_names_the_extra(module: str, blocked: str, extra: str) -> None:

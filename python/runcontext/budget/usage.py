@@ -12,9 +12,12 @@ of the same response (read by key); no SDK is imported here:
   ``ChatCompletionChunk`` of a stream made with ``stream_options={"include_usage": True}``);
 - :func:`openai_responses_usage`: a Responses ``Response``;
 - :func:`anthropic_usage`: an Anthropic ``Message``;
-- :func:`read_usage`: any of them, told apart by the response's ``object`` or ``type``.
+- :func:`gemini_usage`: a Gemini ``GenerateContentResponse`` (google-genai), or anything that
+  carries its ``usage_metadata`` (Google ADK's ``LlmResponse``);
+- :func:`read_usage`: any of them, told apart by the response's ``object``, ``type`` or
+  ``usage_metadata``.
 
-The three readers return ``None`` when the response carries no usage; :func:`read_usage`
+The four readers return ``None`` when the response carries no usage; :func:`read_usage`
 raises then, saying why there is none. Every count is bounded by :data:`MAX_TOKEN_COUNT`: a
 larger one is not a plausible bill, and is refused as malformed (docs/BUDGET.md, *Bounds*).
 The streaming accumulators of :mod:`runcontext.adapters.streams` expose the usage their
@@ -35,6 +38,7 @@ __all__ = [
     "Usage",
     "anthropic_usage",
     "check_token_count",
+    "gemini_usage",
     "openai_chat_usage",
     "openai_responses_usage",
     "read_usage",
@@ -223,6 +227,63 @@ def anthropic_usage(response: Any) -> Usage | None:
     return Usage(input=total, output=output, cache_read=read, cache_write=written)
 
 
+def _gemini_metadata(response: Any) -> Any:
+    """The ``usage_metadata`` of a Gemini response: the SDK's attribute, the key of its
+    ``model_dump()``, or the API's own JSON key ``usageMetadata``."""
+    found = _member(response, "usage_metadata")
+    if found is None and isinstance(response, Mapping):
+        found = response.get("usageMetadata")
+    return found
+
+
+def gemini_usage(response: Any) -> Usage | None:
+    """The billed usage of a Gemini ``generate_content`` response, or ``None`` when it carries
+    none.
+
+    ``usage_metadata.prompt_token_count`` (which includes ``cached_content_token_count``, the
+    tokens read from an implicit or explicit cache) is the input, ``cached_content_token_count``
+    the cache read, ``candidates_token_count`` plus ``thoughts_token_count`` (thinking is
+    billed as output) the output. Gemini bills no cache write on a request (an explicit cache's
+    storage is billed by the hour), so ``cache_write`` is 0. The SDK's object (snake_case
+    attributes), its ``model_dump()`` and the API's JSON (``usageMetadata``, camelCase) are
+    read alike; Google ADK's ``LlmResponse`` carries the same ``usage_metadata``. A stream
+    carries it in its last chunk.
+    """
+    if response is None:
+        raise TypeError("response: expected a Gemini response object or its dict, got None")
+    _object(response, "response")
+    usage = _object(_gemini_metadata(response), "response.usage_metadata")
+    if usage is None:
+        return None
+    where = "response.usage_metadata"
+
+    def member(name: str) -> Any:
+        found = _member(usage, name)
+        if found is None and isinstance(usage, Mapping):
+            head, *rest = name.split("_")
+            found = usage.get(head + "".join(word.title() for word in rest))
+        return found
+
+    prompt = _count(member("prompt_token_count"), f"{where}.prompt_token_count", required=True)
+    assert prompt is not None
+    candidates = _count(
+        member("candidates_token_count"), f"{where}.candidates_token_count", required=False
+    )
+    thoughts = _count(
+        member("thoughts_token_count"), f"{where}.thoughts_token_count", required=False
+    )
+    output = None
+    if candidates is not None or thoughts is not None:
+        output = check_token_count(
+            (candidates or 0) + (thoughts or 0),
+            f"{where}: candidates_token_count + thoughts_token_count",
+        )
+    cached = _count(
+        member("cached_content_token_count"), f"{where}.cached_content_token_count", required=False
+    )
+    return _build(where, prompt, output, cached or 0, 0)
+
+
 # The response's own marker -> its reader and what to say when it carries no usage.
 _BY_MARKER = {
     ("object", "chat.completion"): (
@@ -247,11 +308,13 @@ _BY_MARKER = {
 
 
 def read_usage(response: Any) -> Usage:
-    """The billed usage of any response the three readers take, told apart by its shape.
+    """The billed usage of any response the four readers take, told apart by its shape.
 
     The response's own marker decides: ``object == "chat.completion"`` (or
     ``"chat.completion.chunk"``) is Chat Completions, ``object == "response"`` the Responses
-    API, ``type == "message"`` Anthropic. A :class:`Usage` is returned as it is, and so is
+    API, ``type == "message"`` Anthropic, a ``usage_metadata`` (``usageMetadata`` in the
+    API's JSON) Gemini, and a response with ``candidates`` but no usage metadata is a Gemini
+    response that carries none. A :class:`Usage` is returned as it is, and so is
     the ``usage`` of a streaming accumulator (:mod:`runcontext.adapters.streams`). Raises
     ``TypeError`` when the response is none of these and ``ValueError`` when it carries no
     usage, saying why, or a count that is negative or beyond :data:`MAX_TOKEN_COUNT`, naming
@@ -261,8 +324,8 @@ def read_usage(response: Any) -> Usage:
         return response  # bounded when it was made
     if response is None or isinstance(response, _NOT_OBJECTS):
         raise TypeError(
-            "response: expected an OpenAI ChatCompletion or Response, an Anthropic Message "
-            f"(or the dict of one), got {type(response).__name__}"
+            "response: expected an OpenAI ChatCompletion or Response, an Anthropic Message, "
+            f"a Gemini GenerateContentResponse (or the dict of one), got {type(response).__name__}"
         )
     carried = _member(response, "usage")
     if isinstance(carried, Usage):
@@ -279,6 +342,15 @@ def read_usage(response: Any) -> Usage:
         if usage is None:
             raise ValueError("response: " + missing.format(status=_member(response, "status")))
         return usage
+    if _gemini_metadata(response) is not None:
+        usage = gemini_usage(response)
+        assert usage is not None
+        return usage
+    if _member(response, "candidates") is not None:
+        raise ValueError(
+            "response: this Gemini response carries no usage_metadata; a stream carries it in "
+            "its last chunk"
+        )
     if isinstance(response, Accumulator):
         raise ValueError(
             f"response: the {type(response).__name__} has seen no usage yet; a Chat "
@@ -289,7 +361,8 @@ def read_usage(response: Any) -> Usage:
     raise TypeError(
         "response: cannot tell which API this response is from; expected an OpenAI "
         'ChatCompletion (object "chat.completion"), a Responses Response (object "response"), '
-        'an Anthropic Message (type "message"), the dict of one, or a runcontext.adapters.'
-        f"streams accumulator; got {type(response).__name__} with object={kind!r}, "
+        'an Anthropic Message (type "message"), a Gemini GenerateContentResponse '
+        "(usage_metadata), the dict of one, or a runcontext.adapters.streams accumulator;"
+        f" got {type(response).__name__} with object={kind!r}, "
         f"type={shape!r}"
     )

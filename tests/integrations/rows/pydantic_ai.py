@@ -1,8 +1,8 @@
 """Pydantic AI's ``RunContextCapability`` as contract rows: an ``Agent`` with the agent's own
 ``instructions``, the ``lookup`` tool and ``OpenAIChatModel`` on ``gpt-6-luna`` (with
 ``thinking=False``: OpenAI refuses tools over Chat Completions while reasoning is on), its memory
-the message history of each conversation (``result.all_messages()``), run with ``run_sync``
-and with ``await agent.run``.
+the message history of each conversation (``result.all_messages()``), run with ``run_sync``,
+with ``await agent.run`` and streamed with ``agent.run_stream``.
 
 ``wire`` reads a request back into the form the transcript records (docs/INTEGRATIONS.md,
 *Pydantic AI*): the head is the first system message; the agent's instructions the system
@@ -25,7 +25,7 @@ MODEL = "gpt-6-luna"
 
 
 class PydanticAgent:
-    def __init__(self, setup: Setup, asynchronous: bool) -> None:
+    def __init__(self, setup: Setup, mode: str) -> None:
         require("pydantic_ai", "pydantic-ai")
         from pydantic_ai import Agent as PydanticAIAgent
         from pydantic_ai.models.openai import OpenAIChatModel
@@ -33,7 +33,7 @@ class PydanticAgent:
 
         from runcontext.integrations.pydantic_ai import RunContextCapability
 
-        self.asynchronous = asynchronous
+        self.mode = mode
         provider = OpenAIProvider(base_url=setup.server.url + "/v1", api_key="sk-fake")
         capability = RunContextCapability(
             setup.context, session=setup.session, budget=setup.budget, counter=setup.counter
@@ -56,13 +56,21 @@ class PydanticAgent:
         from pydantic_ai.messages import ModelMessagesTypeAdapter
 
         history = self.histories.get(conversation)
-        if self.asynchronous:
+        result: Any
+        if self.mode == "stream":
+            result = asyncio.run(self._stream(question, history))
+        elif self.mode == "async":
             result = asyncio.run(self.agent.run(question, message_history=history))
         else:
             result = self.agent.run_sync(question, message_history=history)
         self.histories[conversation] = result.all_messages()
         stored = ModelMessagesTypeAdapter.dump_python(result.all_messages(), mode="json")
         return Outcome(result, stored)
+
+    async def _stream(self, question: str, history: Any) -> Any:
+        async with self.agent.run_stream(question, message_history=history) as result:
+            await result.get_output()
+        return result
 
 
 def _content(message: Mapping[str, Any]) -> Any:
@@ -129,12 +137,16 @@ def wire(request: Recorded) -> Wire:
     )
 
 
-def row(asynchronous: bool) -> Callable[[], Row]:
+def row(mode: str) -> Callable[[], Row]:
     def agent(setup: Setup) -> Agent:
-        return PydanticAgent(setup, asynchronous)
+        return PydanticAgent(setup, mode)
 
     seed = {"role": "system", "kind": "instructions", "content": INSTRUCTIONS}
     return lambda: Row(agent, wire, seed)
 
 
-ROWS = {"pydantic-ai": row(asynchronous=False), "pydantic-ai-async": row(asynchronous=True)}
+ROWS = {
+    "pydantic-ai": row("sync"),
+    "pydantic-ai-async": row("async"),
+    "pydantic-ai-stream": row("stream"),
+}

@@ -150,22 +150,20 @@ def test_session_records_every_request(server: FakeServer, tmp_path: Path) -> No
 
 
 def test_anthropic_cache_settings_on_the_wire(server: FakeServer) -> None:
-    """What each Anthropic cache setting does with the tail (docs/INTEGRATIONS.md).
-
-    ``anthropic_cache`` sends the top-level ``cache_control`` (automatic caching, whose
-    breakpoint the API puts on the last cacheable block: the tail) next to an explicit marker
-    before the tail; ``anthropic_cache_messages`` sends only an explicit marker, on the last
-    conversation block.
-    """
-    for setting, automatic in (("anthropic_cache", True), ("anthropic_cache_messages", False)):
+    """Both Anthropic cache settings send one explicit marker on the last conversation block
+    and none on the tail: ``anthropic_cache`` (whose top-level automatic ``cache_control``
+    would land on the tail) is made ``anthropic_cache_messages`` by the capability
+    (docs/INTEGRATIONS.md)."""
+    for setting in ("anthropic_cache", "anthropic_cache_messages"):
         server.requests.clear()
         agent = make_agent(
             anthropic_model(server), RunContextCapability(builder(Clock())), **{setting: True}
         )
         two_turns(server, agent)
         for body in server.bodies():
-            assert ("cache_control" in body) is automatic, setting
+            assert "cache_control" not in body, setting
             blocks = [block for message in body["messages"] for block in message["content"]]
             assert "build: " in blocks[-1]["text"]
             assert "cache_control" not in blocks[-1]
-            assert blocks[-2]["cache_control"]["type"] == "ephemeral"
+            assert blocks[-2]["cache_control"] == {"type": "ephemeral", "ttl": "5m"}
+            assert json.dumps(body).count('"cache_control"') == 1

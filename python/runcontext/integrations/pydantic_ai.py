@@ -1,32 +1,42 @@
 """Pydantic AI: ``RunContextCapability`` for ``Agent(capabilities=[...])``.
 
 Pydantic AI's extension API in the 2.x line is the *capability*
-(``pydantic_ai.capabilities.AbstractCapability``). This one gives the head as the agent's
-instructions (``get_instructions``; a static instruction part, so it stays in the cached
-prefix) and adds the tail in ``wrap_model_request``, as a request-scoped ``SystemPromptPart``
-on a *copy* of the request's last message (``dataclasses.replace``), in a new message list
-handed to the handler. That list is the request's own: the run's history
-(``ctx.messages``, ``result.all_messages()``) never sees the tail. ``before_model_request``
-and history processors are not used: what they add is written back into the run's history.
-The contract and the cache settings to choose are in docs/INTEGRATIONS.md.
+(``pydantic_ai.capabilities.AbstractCapability``). This one gives the head as an instruction
+(``get_instructions``) and, in ``wrap_model_request``, corrects the request the model is sent:
+the head first among the instructions and static (so it is the start of the cached prefix);
+the tail as a request-scoped ``SystemPromptPart`` on a *copy* of the request's last message;
+an OpenAI cache breakpoint on the last conversation block (a ``CachePoint``, Pydantic AI's own
+mechanism, with ``prompt_cache_options`` mode ``explicit``) on the models that take one; an
+Anthropic ``anthropic_cache`` setting turned into explicit markers. The run's history
+(``ctx.messages``, ``result.all_messages()``) never sees the tail or the marker.
+``before_model_request`` and history processors are not used: what they add is written back
+into the run's history. The contract, the recorded form and the cache settings are in
+docs/INTEGRATIONS.md.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Sequence
+import os
+import threading
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 try:
     from pydantic_ai.capabilities import AbstractCapability
     from pydantic_ai.messages import (
+        CachePoint,
         InstructionPart,
         ModelMessage,
         ModelMessagesTypeAdapter,
         ModelRequest,
         ModelResponse,
+        RetryPromptPart,
         SystemPromptPart,
+        ToolReturnPart,
+        UserPromptPart,
     )
     from pydantic_ai.models import ModelRequestContext
     from pydantic_ai.tools import RunContext as AgentRunContext
@@ -36,11 +46,36 @@ except ImportError as error:  # pragma: no cover - exercised by the import test 
     missing_extra("pydantic-ai", "pydantic-ai", error)
 
 from runcontext._core import RunContext
-from runcontext.integrations._turns import TurnContexts, check_session
+from runcontext.budget.calibration import RequestCounter
+from runcontext.budget.limits import Budget
+from runcontext.budget.meter import Meter
+from runcontext.budget.usage import UnreadableUsageWarning, Usage, read_usage
+from runcontext.integrations._turns import TurnContexts
 from runcontext.loop import check_run, run_not_recorded
 from runcontext.transcript.session import Session
 
 __all__ = ["RunContextCapability", "to_transcript_messages"]
+
+SessionTarget = Session | str | os.PathLike[str]
+"""What ``session=`` takes: a ``Session``, or a transcript path or ``postgresql://`` URI that is
+opened, or created, on the first request."""
+
+# The members of a part's JSON form that reach the model; the rest is the framework's
+# bookkeeping (timestamps, provider details, display hints), absent from the wire.
+_SENT_PART_MEMBERS = ("part_kind", "content", "tool_name", "args", "tool_call_id")
+
+# Pydantic AI's Anthropic setting whose top-level automatic `cache_control` lands on the last
+# block (the tail), and the explicit setting that marks the last conversation block instead.
+_AUTOMATIC = "anthropic_cache"
+_EXPLICIT = "anthropic_cache_messages"
+_ANTHROPIC_CACHE_SETTINGS = (
+    _AUTOMATIC,
+    _EXPLICIT,
+    "anthropic_cache_instructions",
+    "anthropic_cache_tool_definitions",
+)
+# The settings whose markers come before the conversation's (tools, then instructions).
+_EARLIER_MARKERS = ("anthropic_cache_tool_definitions", "anthropic_cache_instructions")
 
 
 # AbstractCapability is generic over the agent's deps type; this capability serves any agent.
@@ -48,19 +83,54 @@ class RunContextCapability(AbstractCapability[Any]):
     """Adds a :class:`runcontext.RunContext` to every model request of a Pydantic AI agent.
 
     ``context_or_builder`` is a fixed ``RunContext`` or a ``ContextBuilder`` built once per
-    agent run (``agent.run(...)`` is one turn; the context is keyed on ``ctx.run_id``), shared
-    by every model request of the run's tool loop. ``session`` records each request's
-    conversation (see :func:`to_transcript_messages`), context envelope and reply.
+    agent run (``agent.run(...)`` is one turn; the context is keyed on the run's ``run_id``),
+    shared by every model request of the run's tool loop.
+
+    ``session`` records each request: the conversation as sent (:func:`to_transcript_messages`,
+    after the agent's instructions), the context envelope and the reply. It is a
+    ``runcontext.Session``, or a path or ``postgresql://`` URI opened (or created, with the
+    first request's first message) on the first request.
+
+    ``budget`` (a :class:`runcontext.budget.Budget`, or a mapping from model names to budgets)
+    is checked with ``counter``'s count before each request is sent; ``model`` names the model
+    for the count when it is not the model the agent calls (by default, its ``model_name``).
     """
 
-    def __init__(self, context_or_builder: object, *, session: Session | None = None) -> None:
+    def __init__(
+        self,
+        context_or_builder: object,
+        *,
+        session: SessionTarget | None = None,
+        budget: Budget | Mapping[str, Budget] | None = None,
+        counter: Callable[[str], int] | RequestCounter | None = None,
+        model: str | None = None,
+    ) -> None:
         self._turns = TurnContexts(context_or_builder)
-        self._session = check_session(session)
+        if session is not None and not isinstance(session, Session | str | os.PathLike):
+            raise TypeError(
+                "session: expected a runcontext.Session, a transcript path or a postgresql:// "
+                f"URI, got {type(session).__name__}"
+            )
+        self._session: Session | None = session if isinstance(session, Session) else None
+        self._target = None if isinstance(session, Session) else session
+        self._opening = threading.Lock()
+        # Checked now, so a wrong budget fails where the agent is built, not on its first request.
+        # (A mapping of budgets by model waits for the model the agent calls.)
+        if model is not None or not isinstance(budget, Mapping):
+            Meter(counter, budget, model=model)
+        self._meter_arguments = (counter, budget, model)
+        self._meter: Meter | None = None
 
     @property
     def diagnostics(self) -> tuple[Any, ...]:
         """The builder's diagnostics for the last context it built."""
         return self._turns.diagnostics
+
+    @property
+    def session(self) -> Session | None:
+        """The transcript, once opened (at once for a ``Session``; on the first request for a
+        path or URI)."""
+        return self._session
 
     def get_instructions(self) -> Any:
         fixed = self._turns.fixed
@@ -70,9 +140,7 @@ class RunContextCapability(AbstractCapability[Any]):
 
     async def _head(self, ctx: AgentRunContext[Any]) -> InstructionPart | None:
         head = (await self._turns.aget(ctx.run_id)).head_text
-        # Not `dynamic`: the head is stable prose, and a static part is what the model
-        # classes keep in the cached prefix.
-        return None if head is None else InstructionPart(head, dynamic=False)
+        return None if head is None else InstructionPart(head)
 
     async def wrap_model_request(
         self,
@@ -81,40 +149,78 @@ class RunContextCapability(AbstractCapability[Any]):
         request_context: ModelRequestContext,
         handler: Any,
     ) -> ModelResponse:
-        conversation = list(request_context.messages)
-        messages = None
-        if self._session is not None:
-            # Before the model is called: a run the transcript cannot take is never paid for.
-            messages = to_transcript_messages(conversation)
-            await asyncio.to_thread(check_run, self._session, messages)
         context = await self._turns.aget(ctx.run_id)
-        sent = request_context
-        tail = context.tail_text
-        if tail is not None:
-            sent = dataclasses.replace(request_context, messages=_with_tail(conversation, tail))
+        conversation = list(request_context.messages)
+        parameters = request_context.model_request_parameters
+        parts = list(parameters.instruction_parts or [])
+        head, instructions = _split_head(parts, context.head_text)
+        messages = _instructions_message(instructions) + to_transcript_messages(conversation)
+        # Before the model is called: a run the transcript cannot take, or over budget, is
+        # never paid for.
+        session = self._session
+        if self._target is not None or session is not None:
+            session = await asyncio.to_thread(self._open, messages)
+            await asyncio.to_thread(check_run, session, messages)
+        meter = self._metered(request_context, session)
+        meter.tools = _tool_declarations(parameters)
+        count = meter.count(messages, context)
+        meter.check(count, messages)
+
+        sent = dataclasses.replace(
+            request_context,
+            messages=_with_tail(
+                conversation, context.tail_text, _takes_breakpoints(request_context.model)
+            ),
+            model_request_parameters=dataclasses.replace(
+                parameters, instruction_parts=[*head, *instructions]
+            ),
+            model_settings=_cache_settings(request_context),
+        )
         response: ModelResponse = await handler(sent)
-        if self._session is not None:
-            assert messages is not None
-            await asyncio.to_thread(self._record, messages, context, sent, response)
+        usage = _usage(response)
+        if session is None:
+            meter.settle(count, usage)
+            return response
+        await asyncio.to_thread(
+            self._record, session, meter, count, usage, messages, context, sent, response
+        )
         return response
+
+    def _open(self, messages: list[dict[str, Any]]) -> Session:
+        with self._opening:
+            if self._session is None:
+                assert self._target is not None
+                self._session = Session.open_or_create(self._target, messages[:1])
+            return self._session
+
+    def _metered(self, request_context: ModelRequestContext, session: Session | None) -> Meter:
+        if self._meter is None:
+            counter, budget, model = self._meter_arguments
+            name = model or request_context.model.model_name
+            self._meter = Meter(counter, budget, model=name, session=session)
+        return self._meter
 
     def _record(
         self,
+        session: Session,
+        meter: Meter,
+        count: Any,
+        usage: Usage | None,
         messages: list[dict[str, Any]],
         context: RunContext,
         sent: ModelRequestContext,
         response: ModelResponse,
     ) -> None:
-        """Record the request; if the transcript refuses it, the error carries the reply
-        (``RunNotRecordedError``)."""
-        assert self._session is not None
+        """Settle and record the request; if the transcript refuses it, the error carries the
+        reply (``RunNotRecordedError``)."""
         reply = None
         try:
             reply = to_transcript_messages([response])[0]
-            self._session.record_run(messages, context, reply)
+            tokens = meter.settle(count, usage)
+            session.record_run(messages, context, reply, tokens=tokens)
         except Exception as error:
             raise run_not_recorded(
-                self._session,
+                session,
                 error,
                 messages=messages,
                 context=context,
@@ -124,32 +230,190 @@ class RunContextCapability(AbstractCapability[Any]):
             ) from error
 
 
-def _with_tail(messages: list[ModelMessage], tail: str) -> list[ModelMessage]:
-    """The messages with the tail as a request-scoped system prompt at the end of the last
-    request (a copy of it; the history's own message is left as it is)."""
-    part = SystemPromptPart(tail, scope="request")
+def _split_head(
+    parts: list[InstructionPart], head: str | None
+) -> tuple[list[InstructionPart], list[InstructionPart]]:
+    """The head as a static part, and the agent's other instruction parts in their order.
+
+    The framework lists the agent's own instructions first and marks a capability's instruction
+    function dynamic; the head goes first and static instead, so it starts the cached prefix and
+    a provider's instruction breakpoint (after the static parts) covers it.
+    """
+    if head is None:
+        return [], parts
+    others = list(parts)
+    for index, part in enumerate(others):
+        if part.content == head:
+            del others[index]
+            break
+    return [InstructionPart(head)], others
+
+
+def _instructions_message(parts: Sequence[InstructionPart]) -> list[dict[str, Any]]:
+    """The agent's own instructions as the transcript records them: one ``system`` message,
+    their text as the framework joins it."""
+    text = InstructionPart.join(parts)
+    return [] if text is None else [{"role": "system", "kind": "instructions", "content": text}]
+
+
+def _takes_breakpoints(model: Any) -> bool:
+    """Whether the model takes OpenAI's explicit ``prompt_cache_breakpoint`` (GPT-5.6 and
+    later, by Pydantic AI's own model profile)."""
+    return bool(model.profile.get("openai_supports_prompt_cache_breakpoints", False))
+
+
+def _cache_settings(request_context: ModelRequestContext) -> Any:
+    """The request's model settings, corrected so that no cache entry is written at the tail.
+
+    OpenAI models with breakpoints: ``openai_prompt_cache_options`` mode ``explicit`` (the
+    caller's ``ttl`` kept), so the request writes only its breakpoints and no implicit one at
+    the tail. Anthropic: ``anthropic_cache`` (the top-level automatic marker, which lands on the
+    tail) becomes ``anthropic_cache_messages`` with the same TTL (a marker on the last
+    conversation block); the unified ``cache`` setting, which Pydantic AI maps to automatic
+    caching, becomes the explicit settings it stands for; a 1-hour conversation marker after a
+    5-minute tools or instructions marker becomes a 5-minute one.
+    """
+    settings: dict[str, Any] = dict(request_context.model_settings or {})
+    model = request_context.model
+    if _takes_breakpoints(model):
+        options = dict(settings.get("openai_prompt_cache_options") or {})
+        options.setdefault("mode", "explicit")
+        settings["openai_prompt_cache_options"] = options
+    if getattr(model, "system", None) == "anthropic":
+        unified = settings.get("cache")
+        if unified and not any(key in settings for key in _ANTHROPIC_CACHE_SETTINGS):
+            retention = unified.get("retention", True) if isinstance(unified, dict) else unified
+            ttl = retention if retention in ("5m", "1h") else "5m"
+            settings["anthropic_cache_instructions"] = ttl
+            settings.setdefault("anthropic_cache_tool_definitions", ttl)
+            if not isinstance(unified, dict) or unified.get("messages", True):
+                settings[_EXPLICIT] = ttl
+            del settings["cache"]
+        if settings.get(_AUTOMATIC):
+            automatic = settings.pop(_AUTOMATIC)
+            settings.setdefault(_EXPLICIT, automatic)
+        if _ttl(settings.get(_EXPLICIT)) == "1h" and any(
+            _ttl(settings.get(key)) == "5m" for key in _EARLIER_MARKERS
+        ):
+            # A 1-hour marker may not follow a 5-minute one (the API refuses the request): the
+            # conversation's marker, the last, takes the shorter TTL.
+            settings[_EXPLICIT] = "5m"
+    return settings or None
+
+
+def _ttl(setting: object) -> str | None:
+    """The TTL an ``anthropic_cache*`` setting asks for (``True`` is 5 minutes)."""
+    if setting is True:
+        return "5m"
+    return setting if setting in ("5m", "1h") else None
+
+
+def _with_tail(
+    messages: list[ModelMessage], tail: str | None, breakpoint: bool
+) -> list[ModelMessage]:
+    """The messages with a ``CachePoint`` after the last conversation part (``breakpoint``),
+    then the tail as a request-scoped system prompt at the end of the last request (a copy of
+    it; the history's own message is left as it is)."""
+    extra: list[Any] = []
+    if breakpoint and messages and _markable(messages[-1]):
+        # Pydantic AI moves a CachePoint that opens a user message onto the content before it
+        # (the user prompt or tool result); it never lands on the tail, which comes after.
+        extra.append(UserPromptPart([CachePoint()]))
+    if tail is not None:
+        extra.append(SystemPromptPart(tail, scope="request"))
+    if not extra:
+        return messages
     if messages and isinstance(messages[-1], ModelRequest):
         last = messages[-1]
-        return [*messages[:-1], dataclasses.replace(last, parts=[*last.parts, part])]
-    return [*messages, ModelRequest(parts=[part])]
+        return [*messages[:-1], dataclasses.replace(last, parts=[*last.parts, *extra])]
+    return [*messages, ModelRequest(parts=extra)]
+
+
+def _markable(message: ModelMessage) -> bool:
+    """Whether ``message`` is a request whose last part is content a breakpoint may follow
+    (a user prompt with content, a tool result, a retry prompt): never the model's own."""
+    if not isinstance(message, ModelRequest) or not message.parts:
+        return False
+    part = message.parts[-1]
+    if isinstance(part, UserPromptPart):
+        return bool(part.content)
+    return isinstance(part, ToolReturnPart | RetryPromptPart)
+
+
+def _tool_declarations(parameters: Any) -> list[dict[str, Any]] | None:
+    """The request's tools as the count sees them: name, description and parameter schema."""
+    tools = [
+        *(parameters.function_tools or []),
+        *(parameters.output_tools or []),
+    ]
+    if not tools:
+        return None
+    return [
+        {
+            "name": tool.name,
+            "description": tool.description or "",
+            "parameters": tool.parameters_json_schema,
+        }
+        for tool in tools
+    ]
+
+
+def _usage(response: ModelResponse) -> Usage | None:
+    """What the provider billed, as Pydantic AI read it from the response (``input_tokens`` is
+    the whole prompt, cache reads and writes included); ``None`` when it reported nothing, or
+    something that is not a plausible bill (warned: the reply was paid for and is kept)."""
+    usage = response.usage
+    if not usage.has_values():
+        return None
+    try:
+        return read_usage(
+            Usage(
+                input=usage.input_tokens,
+                output=usage.output_tokens,
+                cache_read=usage.cache_read_tokens,
+                cache_write=usage.cache_write_tokens,
+            )
+        )
+    except (TypeError, ValueError) as error:
+        warnings.warn(
+            f"the model answered but its billed usage could not be read ({error}); the run "
+            "is recorded without it, and the counter is not calibrated by it",
+            UnreadableUsageWarning,
+            stacklevel=2,
+        )
+        return None
 
 
 def to_transcript_messages(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
-    """Pydantic AI messages as transcript messages: ``{"role", "kind", "parts"}``, the parts in
-    their own JSON form (``ModelMessagesTypeAdapter``, ``mode="json"``), ``role`` ``"user"``
-    for a request and ``"assistant"`` for a response (a transcript message needs a role).
+    """Pydantic AI messages as the transcript records them: per message
+    ``{"role", "kind", "parts"}``, ``role`` ``"user"`` for a request and ``"assistant"`` for a
+    response (a transcript message needs a role), and each part as its JSON form
+    (``ModelMessagesTypeAdapter``, ``mode="json"``) keeping only what reaches the model:
+    ``part_kind``, ``content``, ``tool_name``, ``args`` (as the compact JSON string the model
+    classes send, ``args_as_json_str()``), ``tool_call_id``.
 
-    Only the parts, what the model is sent: the framework fills in a response's bookkeeping
-    (``run_id``, ``model_id``, usage) after the model call, so the whole message would not read
-    back the same from the run's history, and the conversation check would refuse the next
-    request.
+    The framework's bookkeeping is left out: timestamps (a message built again never has the
+    same one), provider details, a response's ``run_id`` and usage, filled in after the call.
     """
-    dumped = ModelMessagesTypeAdapter.dump_python(list(messages), mode="json")
+    messages = list(messages)
+    dumped = ModelMessagesTypeAdapter.dump_python(messages, mode="json")
     return [
         {
             "role": "user" if item["kind"] == "request" else "assistant",
             "kind": item["kind"],
-            "parts": item["parts"],
+            "parts": [
+                _sent_part(part, dumped_part)
+                for part, dumped_part in zip(message.parts, item["parts"], strict=True)
+            ],
         }
-        for item in dumped
+        for message, item in zip(messages, dumped, strict=True)
     ]
+
+
+def _sent_part(part: Any, dumped: Mapping[str, Any]) -> dict[str, Any]:
+    sent = {key: dumped[key] for key in _SENT_PART_MEMBERS if key in dumped}
+    if "args" in sent:
+        # As every model class sends a call's arguments back: compact JSON of their dict,
+        # whatever spacing the model returned them with.
+        sent["args"] = part.args_as_json_str()
+    return sent

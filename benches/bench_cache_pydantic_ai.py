@@ -1,0 +1,238 @@
+"""What each provider's prompt cache reads and writes through Pydantic AI, turn by turn.
+
+The workload of ``bench_provider_cache.py`` (its ``turns``, ``facts`` and ``head_text``: a
+tool-using conversation whose facts change every turn, two requests per turn) run through a
+Pydantic AI ``Agent`` and the official SDKs against the cache simulators of
+``tests/simulators``, on each model class Pydantic AI has for the providers it supports:
+``OpenAIChatModel`` and ``OpenAIResponsesModel`` (GPT-6, with explicit breakpoints) and
+``AnthropicModel``. Two ways to give the agent the facts:
+
+* *runcontext*: ``RunContextCapability`` (the head first among the instructions, the facts in
+  the tail after the conversation; on Anthropic with ``anthropic_cache=True``, the obvious
+  setting, which the capability turns into explicit markers);
+* *idiom*: Pydantic AI's own dynamic instructions, an ``@agent.instructions`` function
+  returning the head and the facts, with the framework's cache settings (OpenAI: its default,
+  OpenAI's implicit breakpoint; Anthropic: ``anthropic_cache=True`` and
+  ``anthropic_cache_instructions=True``).
+
+Each turn is two agent runs: the user's question (whose reply the workload turns into a tool
+call), then the tool's result (whose reply becomes the turn's answer), as a tool loop sends
+them. The columns are ``bench_provider_cache.py``'s (``summarise``): from turn 2 on, tokens read
+over the tokens a perfect cache could read (the prefix shared with the previous request,
+measured on the runcontext series), the lowest share of one request, tokens written over
+input, requests that wrote into their last message (the tail), and input cost relative to no
+caching. OpenAI runs under both readings of where its implicit breakpoint lands.
+
+    python benches/bench_cache_pydantic_ai.py --turns 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+from bench_provider_cache import facts, head_text, summarise, turns  # noqa: E402
+from pydantic_ai import Agent  # noqa: E402
+from pydantic_ai.messages import (  # noqa: E402
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.anthropic import AnthropicModel  # noqa: E402
+from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel  # noqa: E402
+from pydantic_ai.providers.anthropic import AnthropicProvider  # noqa: E402
+from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
+from simulators.rules import OpenAICache, Usage  # noqa: E402
+from simulators.server import SimulatorServer  # noqa: E402
+
+from runcontext import ContextBuilder, RunContext  # noqa: E402
+from runcontext.integrations.pydantic_ai import RunContextCapability  # noqa: E402
+from runcontext.providers import Contribution  # noqa: E402
+
+OPENAI_MODEL = "gpt-6-luna"
+ANTHROPIC_MODEL = "claude-sonnet-5-5"
+TOOL = "run_tests"
+READINGS = ("newest", "last_user_tool")
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    model: Callable[[SimulatorServer], Any]
+    settings: dict[str, Any]
+    runcontext: bool  # the capability, or the framework's dynamic instructions
+    reading: str = "newest"
+
+
+class Facts:
+    """The workload's facts of the current turn, as a provider."""
+
+    name = "workload"
+    revision = "workload/1"
+
+    def __init__(self) -> None:
+        self.turn = 1
+
+    def collect(self, deadline: float) -> Contribution:
+        return Contribution(facts=facts(self.turn))
+
+
+def _chat(server: SimulatorServer) -> Any:
+    provider = OpenAIProvider(base_url=server.url + "/v1", api_key="sk-sim")
+    return OpenAIChatModel(OPENAI_MODEL, provider=provider)
+
+
+def _responses(server: SimulatorServer) -> Any:
+    provider = OpenAIProvider(base_url=server.url + "/v1", api_key="sk-sim")
+    return OpenAIResponsesModel(OPENAI_MODEL, provider=provider)
+
+
+def _anthropic(server: SimulatorServer) -> Any:
+    return AnthropicModel(
+        ANTHROPIC_MODEL, provider=AnthropicProvider(base_url=server.url, api_key="sk-ant-sim")
+    )
+
+
+# OpenAI refuses tools over Chat Completions while a GPT-6 model reasons (docs/INTEGRATIONS.md).
+_CHAT_SETTINGS = {"thinking": False}
+# A small max_tokens: with a large one the SDK streams, and the simulators answer in one body.
+_ANTHROPIC = {"max_tokens": 1024}
+_ANTHROPIC_IDIOM = {**_ANTHROPIC, "anthropic_cache": True, "anthropic_cache_instructions": True}
+
+
+def series() -> list[Series]:
+    rows: list[Series] = []
+    for reading in READINGS:
+        rows += [
+            Series(f"Chat runcontext [{reading}]", _chat, _CHAT_SETTINGS, True, reading),
+            Series(f"Chat idiom [{reading}]", _chat, _CHAT_SETTINGS, False, reading),
+            Series(f"Responses runcontext [{reading}]", _responses, {}, True, reading),
+            Series(f"Responses idiom [{reading}]", _responses, {}, False, reading),
+        ]
+    rows += [
+        Series(
+            "Anthropic runcontext (anthropic_cache)",
+            _anthropic,
+            {**_ANTHROPIC, "anthropic_cache": True},
+            True,
+        ),
+        Series(
+            "Anthropic runcontext (cache=True)", _anthropic, {**_ANTHROPIC, "cache": True}, True
+        ),
+        Series("Anthropic idiom (anthropic_cache)", _anthropic, _ANTHROPIC_IDIOM, False),
+    ]
+    return rows
+
+
+def _agent(series: Series, server: SimulatorServer, head: str, workload: Facts) -> Agent[None, str]:
+    model = series.model(server)
+    if series.runcontext:
+        builder = ContextBuilder([workload], head_sections=[("instructions", head)])
+        agent: Agent[None, str] = Agent(
+            model, capabilities=[RunContextCapability(builder)], model_settings=series.settings
+        )
+    else:
+        agent = Agent(model, model_settings=series.settings)
+
+        @agent.instructions
+        def instructions() -> str:
+            context = RunContext(head_sections=[("instructions", head)], facts=facts(workload.turn))
+            return "\n\n".join(t for t in (context.head_text, context.tail_text) if t)
+
+    @agent.tool_plain(name=TOOL)
+    def run_tests() -> str:
+        """Run the test suite."""
+        return ""
+
+    return agent
+
+
+def _answered(messages: list[ModelMessage], part: Any) -> list[ModelMessage]:
+    """The run's messages with the simulator's reply replaced by the workload's."""
+    last = messages[-1]
+    assert isinstance(last, ModelResponse)
+    return [*messages[:-1], replace(last, parts=[part])]
+
+
+def run(series: Series, turn_count: int, head: str) -> list[tuple[int, Usage]]:
+    """Every request's (turn, usage) for one series."""
+    with SimulatorServer(openai=OpenAICache(implicit=series.reading)) as server:
+        workload = Facts()
+        agent = _agent(series, server, head, workload)
+        history: list[ModelMessage] = []
+        out: list[tuple[int, Usage]] = []
+
+        async def turn(number: int, question: str, answer: str) -> list[ModelMessage]:
+            workload.turn = number
+            first = await agent.run(question, message_history=history)
+            call = ToolCallPart(TOOL, {}, tool_call_id=f"call_{number}")
+            output = f"{number % 3} failed, {40 + number} passed. " * 6
+            messages = [
+                *_answered(first.all_messages(), call),
+                ModelRequest(parts=[ToolReturnPart(TOOL, output, tool_call_id=f"call_{number}")]),
+            ]
+            second = await agent.run(None, message_history=messages)
+            return _answered(second.all_messages(), TextPart(answer))
+
+        for number, (question, answer) in enumerate(turns(turn_count), start=1):
+            history = asyncio.run(turn(number, question, answer))
+            out += [(number, usage) for usage in server.usages[-2:]]
+        return out
+
+
+def measure(turn_count: int, head: str) -> dict[str, dict[str, float]]:
+    results: dict[str, dict[str, float]] = {}
+    readable: dict[str, list[int]] = {}
+    for one in series():
+        usages = run(one, turn_count, head)
+        api = one.label.split()[0]
+        if one.runcontext and api not in readable:
+            readable[api] = [usage.shared for _, usage in usages]
+        results[one.label] = summarise(usages, readable[api])
+    return results
+
+
+def report(results: dict[str, dict[str, float]]) -> None:
+    columns = ("read/readable", "lowest", "written", "last-msg writes", "cost")
+    widths = (13, 7, 8, 15, 6)
+    print(f"{'series':44} " + " ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)))
+    for label, row in results.items():
+        print(
+            f"{label:44} {row['read']:>13.1%} {row['lowest']:>7.1%} {row['written']:>8.1%} "
+            f"{int(row['tail']):>8} / {int(row['requests']):<4} {row['cost']:>6.2f}"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=50, help="turns to simulate (default 50)")
+    parser.add_argument("--head-kb", type=float, default=8.4, help="head size in KB (default 8.4)")
+    args = parser.parse_args(argv)
+    head = head_text(int(args.head_kb * 1024))
+    print(
+        f"Pydantic AI: {args.turns} turns, 2 requests each; head {len(head.encode()):,} B; "
+        f"models {OPENAI_MODEL}, {ANTHROPIC_MODEL}\n"
+    )
+    report(measure(args.turns, head))
+    return 0
+
+
+def test_cache_pydantic_ai_runs(capsys: Any) -> None:
+    assert main(["--turns", "3"]) == 0
+    assert "Chat runcontext [newest]" in capsys.readouterr().out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

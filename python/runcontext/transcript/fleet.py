@@ -43,6 +43,7 @@ MAX_LIMIT = 100_000
 _HEADER_BYTES = 4096
 _TAIL_BLOCK = 64 * 1024  # bytes read per step when looking for a file's last run
 _RUN_MARK = b'"type":"run-context"'
+_OLDEST = datetime.min.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -225,8 +226,11 @@ def find_runs(
                     address=os.fspath(path),
                 )
             )
-    oldest = datetime.min.replace(tzinfo=UTC)
-    found.sort(key=lambda r: (r.time or oldest, r.session_id, r.run), reverse=True)
+    # Newest first (a run without a time last); at one moment by session, later runs first,
+    # as the database orders them.
+    found.sort(key=lambda r: (r.run,), reverse=True)
+    found.sort(key=lambda r: r.session_id)
+    found.sort(key=lambda r: (r.time is not None, r.time or _OLDEST), reverse=True)
     return found[:limit]
 
 

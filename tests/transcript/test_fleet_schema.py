@@ -88,6 +88,7 @@ def test_a_fact_holding_nul_is_queryable_and_the_append_never_fails(pg_dsn: str)
     # jsonb cannot hold U+0000: the column holds U+FFFD in its place; the line is unchanged.
     record(pg_dsn, [RunContext(facts=[("odd", "a\x00b")])], session_id="s")
     assert told(pg_dsn) == [("s", 1, [], {"odd": "a\ufffdb"})]
+    assert [r.run for r in find_runs(pg_dsn, facts={"odd": "a\x00b"})] == [1]
     with Session.open(pg_dsn, session_id="s") as session:
         assert session.runs()[0].facts == (("odd", "a\x00b"),)
 

@@ -1,5 +1,6 @@
-"""``runcontext transcript init DSN`` and ``runcontext transcript copy SRC DST``: set up the
-PostgreSQL store, and move a session between stores byte for byte."""
+"""``runcontext transcript init DSN``, ``runcontext transcript copy SRC DST`` and ``runcontext
+transcript prune URI|DIR``: set up (or upgrade) the PostgreSQL store, move a session between
+stores byte for byte, and delete old sessions (docs/TRANSCRIPT.md, *Retention*)."""
 
 from __future__ import annotations
 

@@ -150,6 +150,12 @@ def _session_filters(
     return where, params
 
 
+def _as_stored(text: str) -> str:
+    """``text`` as the run columns hold it: NUL, which neither ``text`` nor ``jsonb`` can hold,
+    as U+FFFD (the trigger's ``runcontext_told`` reads a line holding one so)."""
+    return text.replace("\x00", "\ufffd")
+
+
 def list_sessions(
     target: str,
     *,
@@ -190,13 +196,13 @@ def find_runs(
     where.append(sql.SQL("r.type = 'run-context'"))
     if section_digest is not None:
         where.append(sql.SQL("r.section_digests @> ARRAY[%s]::text[]"))
-        params.append(section_digest)
+        params.append(_as_stored(section_digest))
     if section_name is not None:
         where.append(sql.SQL("r.section_names @> ARRAY[%s]::text[]"))
-        params.append(section_name)
+        params.append(_as_stored(section_name))
     if facts:
         where.append(sql.SQL("r.facts @> %s"))
-        params.append(Jsonb(dict(facts)))
+        params.append(Jsonb({_as_stored(k): _as_stored(v) for k, v in facts.items()}))
     query = sql.SQL(
         "SELECT r.tenant, r.session_id, r.run, r.time, r.context_digest"
         " FROM runcontext_records AS r WHERE {where}"

@@ -19,6 +19,9 @@ process through one connection pool versus a connection each.
 3. Records runs into 64 sessions from 8 threads in one process, first with a store (so a
    connection) per session, then with every store borrowing from one
    ``psycopg_pool.ConnectionPool`` of at most 8: runs/s and the connections the database saw.
+4. What schema version 2 costs a writer: the server's time per run-context row inserted (the
+   trigger parsing the line, the run columns' indexes) in a version 1 and a version 2
+   database.
 
 It creates a database of its own on the server and drops it at the end.
 """
@@ -271,6 +274,59 @@ def pooled(dsn: str) -> None:
         print(f"  one pool (max {POOL_THREADS}):       {rate:7.0f} runs/s, {peak} connections")
 
 
+def append_cost(server: str) -> None:
+    """Server time per run-context row inserted, schema version 1 against 2 (the trigger
+    parsing the line, the run columns' indexes): 4,000 copies of one real row per sample,
+    databases in turn."""
+    from runcontext.transcript.postgres import _SCHEMA
+
+    samples: dict[int, list[float]] = {1: [], 2: []}
+    for _ in range(4):
+        for version in (1, 2):
+            name = f"rc_bench_v{version}_{uuid.uuid4().hex[:8]}"
+            with psycopg.connect(server, autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{name}"'.encode())
+            parts = urlsplit(server)
+            dsn = urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, ""))
+            try:
+                if version == 1:
+                    with psycopg.connect(dsn, autocommit=True) as conn:
+                        conn.execute(
+                            "CREATE TABLE runcontext_schema_version (version integer NOT NULL,"
+                            " installed timestamptz NOT NULL DEFAULT now())"
+                        )
+                        for statement in _SCHEMA:
+                            conn.execute(statement.encode())
+                        conn.execute("INSERT INTO runcontext_schema_version VALUES (1)")
+                else:
+                    init_schema(dsn)
+                with Session.create(dsn, [SEED], session_id="s") as session:
+                    messages = [SEED, {"role": "user", "content": "q"}]
+                    session.record_run(
+                        messages, context(1, 0), {"role": "assistant", "content": "ok"}
+                    )
+                with psycopg.connect(dsn, autocommit=True) as conn:
+                    conn.execute(
+                        "INSERT INTO runcontext_sessions (tenant, session_id, format_version,"
+                        " records) VALUES ('default', 'copy', 2, 0)"
+                    )
+                    start = time.perf_counter()
+                    conn.execute(
+                        "INSERT INTO runcontext_records (tenant, session_id, seq, type, run, time,"
+                        " context_digest, size, line)"
+                        " SELECT 'default', 'copy', n, type, run, time, context_digest, size, line"
+                        " FROM runcontext_records, generate_series(1, 4000) AS n"
+                        " WHERE session_id = 's' AND type = 'run-context'"
+                    )
+                    samples[version].append((time.perf_counter() - start) / 4000)
+            finally:
+                with psycopg.connect(server, autocommit=True) as conn:
+                    conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)'.encode())
+    print("\nserver time per run-context row inserted (4 samples of 4,000 rows, median):")
+    for version, times in samples.items():
+        print(f"  schema version {version}: {statistics.median(times) * 1e6:5.0f} µs")
+
+
 def main() -> None:
     server = os.environ.get("RUNCONTEXT_TEST_POSTGRES_DSN")
     if not server:
@@ -297,6 +353,7 @@ def main() -> None:
             assert len(copy.runs()) == runs  # a copy opens and verifies
         questions(dsn, sessions)
         pooled(dsn)
+        append_cost(server)
     finally:
         with psycopg.connect(server, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)'.encode())

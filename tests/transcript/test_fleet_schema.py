@@ -73,7 +73,7 @@ def test_a_run_is_told_in_columns_the_server_fills(pg_dsn: str) -> None:
         (
             [s.digest for s in ctx.sections],
             ["AGENTS.md", "notes"],
-            {"branch": "release"},
+            [["branch", "release"]],
         )
     ]
     # Every other record leaves them empty.
@@ -87,7 +87,7 @@ def test_a_run_is_told_in_columns_the_server_fills(pg_dsn: str) -> None:
 def test_a_fact_holding_nul_is_queryable_and_the_append_never_fails(pg_dsn: str) -> None:
     # jsonb cannot hold U+0000: the column holds U+FFFD in its place; the line is unchanged.
     record(pg_dsn, [RunContext(facts=[("odd", "a\x00b")])], session_id="s")
-    assert told(pg_dsn) == [("s", 1, [], {"odd": "a\ufffdb"})]
+    assert told(pg_dsn) == [("s", 1, [], [["odd", "a\ufffdb"]])]
     assert [r.run for r in find_runs(pg_dsn, facts={"odd": "a\x00b"})] == [1]
     with Session.open(pg_dsn, session_id="s") as session:
         assert session.runs()[0].facts == (("odd", "a\x00b"),)
@@ -127,15 +127,15 @@ def test_init_upgrades_version_1_and_fills_the_columns_of_runs_already_stored(
         (2,),
     ]
     assert told(pg_database) == [
-        ("old", 1, ["AGENTS.md"], {"branch": "main"}),
-        ("old", 2, ["AGENTS.md"], {"branch": "release"}),
+        ("old", 1, ["AGENTS.md"], [["branch", "main"]]),
+        ("old", 2, ["AGENTS.md"], [["branch", "release"]]),
     ]
     assert [r.run for r in find_runs(pg_database, facts={"branch": "release"})] == [2]
     # New runs get the columns from the trigger.
     with Session.open(pg_database, session_id="old") as session:
         messages = [*session.messages(), {"role": "user", "content": "more"}]
         session.record_run(messages, context(3, "hotfix"))
-    assert told(pg_database)[-1] == ("old", 3, ["AGENTS.md"], {"branch": "hotfix"})
+    assert told(pg_database)[-1] == ("old", 3, ["AGENTS.md"], [["branch", "hotfix"]])
 
 
 def test_a_new_database_and_an_upgraded_one_have_the_same_schema(
@@ -173,7 +173,6 @@ def test_the_schema_has_the_fleet_indexes_and_triggers(pg_dsn: str) -> None:
         "runcontext_records_told_names",
         "runcontext_records_told_facts",
         "runcontext_records_run_time",
-        "runcontext_sessions_updated",
         "runcontext_records_section",
         "runcontext_sections_share",
         "runcontext_records_told",

@@ -103,14 +103,20 @@ def address(name: str, tenant: str, session_id: str) -> str:
     return shown
 
 
-# A session's last run (the run-context nearest its end: found walking the primary key
-# backwards from the last record, a few rows) and its size as a file (its lines' sizes and a
-# newline each), computed for the page of sessions returned only.
+# The page of sessions first (sorted by last write: there is no index on it, see
+# docs/TRANSCRIPT.md, *Schema*), then for those only each one's last run (the run-context
+# nearest its end: found walking the primary key backwards from the last record, a few rows)
+# and its size as a file (its lines' sizes and a newline each).
 _SESSIONS = """
     SELECT s.tenant, s.session_id, s.created, s.updated,
            coalesce(last.run, 0), last.time,
            coalesce(size.bytes, 0)
-    FROM runcontext_sessions AS s
+    FROM (
+        SELECT s.tenant, s.session_id, s.created, s.updated FROM runcontext_sessions AS s
+        WHERE {where}
+        ORDER BY s.updated DESC, s.tenant, s.session_id
+        LIMIT {limit}
+    ) AS s
     LEFT JOIN LATERAL (
         SELECT r.run, r.time FROM runcontext_records AS r
         WHERE r.tenant = s.tenant AND r.session_id = s.session_id AND r.type = 'run-context'
@@ -120,9 +126,7 @@ _SESSIONS = """
         SELECT sum(r.size) + count(*) AS bytes FROM runcontext_records AS r
         WHERE r.tenant = s.tenant AND r.session_id = s.session_id
     ) AS size ON true
-    WHERE {where}
     ORDER BY s.updated DESC, s.tenant, s.session_id
-    LIMIT {limit}
 """
 
 
@@ -151,8 +155,8 @@ def _session_filters(
 
 
 def _as_stored(text: str) -> str:
-    """``text`` as the run columns hold it: NUL, which neither ``text`` nor ``jsonb`` can hold,
-    as U+FFFD (the trigger's ``runcontext_told`` reads a line holding one so)."""
+    """``text`` as the run columns hold it: NUL, which ``jsonb`` cannot hold, as U+FFFD (the
+    trigger reads a line holding one so)."""
     return text.replace("\x00", "\ufffd")
 
 
@@ -195,14 +199,22 @@ def find_runs(
     where, params = _session_filters("r", tenant, session_id, since, until, "time")
     where.append(sql.SQL("r.type = 'run-context'"))
     if section_digest is not None:
-        where.append(sql.SQL("r.section_digests @> ARRAY[%s]::text[]"))
-        params.append(_as_stored(section_digest))
+        where.append(sql.SQL("r.section_digests @> %s"))
+        params.append(Jsonb([_as_stored(section_digest)]))
     if section_name is not None:
-        where.append(sql.SQL("r.section_names @> ARRAY[%s]::text[]"))
-        params.append(_as_stored(section_name))
-    if facts:
-        where.append(sql.SQL("r.facts @> %s"))
-        params.append(Jsonb({_as_stored(k): _as_stored(v) for k, v in facts.items()}))
+        where.append(sql.SQL("r.section_names @> %s"))
+        params.append(Jsonb([_as_stored(section_name)]))
+    for fact, value in facts.items():
+        # The index finds the runs holding both strings in one pair; the path checks which
+        # is the name (containment does not see the order within a pair).
+        pair = [_as_stored(fact), _as_stored(value)]
+        where.append(
+            sql.SQL(
+                "r.facts @> %s AND jsonb_path_exists(r.facts,"
+                " 'strict $[*] ? (@[0] == $name && @[1] == $value)', %s)"
+            )
+        )
+        params.extend([Jsonb([pair]), Jsonb({"name": pair[0], "value": pair[1]})])
     query = sql.SQL(
         "SELECT r.tenant, r.session_id, r.run, r.time, r.context_digest"
         " FROM runcontext_records AS r WHERE {where}"

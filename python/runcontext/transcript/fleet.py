@@ -130,13 +130,17 @@ def list_sessions(
         return [SessionSummary(*row) for row in rows]
     if tenant is not None:
         raise ValueError("tenant is for a PostgreSQL URI; a directory of files has no tenants")
-    found: list[SessionSummary] = []
+    chosen = []
     for path, status, header in transcript_files(target):
         updated = datetime.fromtimestamp(status.st_mtime, UTC)
         if (since is not None and updated < since) or (until is not None and updated > until):
             continue
+        chosen.append((updated, path, status, header))
+    chosen.sort(key=lambda found: (-found[0].timestamp(), found[1].name))
+    summaries = []
+    for updated, path, status, header in chosen[:limit]:  # the page only is read further
         runs, last_run = _last_run(path, status.st_size)
-        found.append(
+        summaries.append(
             SessionSummary(
                 tenant=None,
                 session_id=path.name,
@@ -148,8 +152,7 @@ def list_sessions(
                 address=os.fspath(path),
             )
         )
-    found.sort(key=lambda s: (-s.updated.timestamp(), s.session_id))
-    return found[:limit]
+    return summaries
 
 
 def find_runs(

@@ -128,65 +128,49 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         """
         ALTER TABLE runcontext_records
-            ADD COLUMN section_digests text[],
-            ADD COLUMN section_names   text[],
+            ADD COLUMN section_digests jsonb,
+            ADD COLUMN section_names   jsonb,
             ADD COLUMN facts           jsonb
         """,
-        # A run-context line's sections (digests and names, in order) and facts (an object:
-        # fact names are unique). A line jsonb cannot hold (a \u0000 escape in a string) is
-        # read with U+FFFD in its place; one that is not JSON at all gives NULLs, never an
-        # error: the columns are for queries, and an insert must not fail over them.
+        # A run-context line's section digests and names (JSON arrays, head then tail, in
+        # order) and its facts (the record's array of [name, value] pairs), read by the server
+        # with simple expressions only (no query per row: the trigger costs a parse of the
+        # line). A line jsonb cannot hold (a \u0000 escape in a string) is read with U+FFFD in
+        # its place; one that is not JSON at all gives NULLs, never an error: the columns are
+        # for queries, and an insert must not fail over them. UPDATE OF line fires it too, so
+        # the migration fills the rows already stored with the same code.
         r"""
-        CREATE FUNCTION runcontext_told(
-            line bytea, OUT section_digests text[], OUT section_names text[], OUT facts jsonb
-        ) LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+        CREATE FUNCTION runcontext_records_told() RETURNS trigger LANGUAGE plpgsql AS $$
         DECLARE
             record jsonb;
         BEGIN
             BEGIN
-                record := convert_from(line, 'UTF8')::jsonb;
+                record := convert_from(NEW.line, 'UTF8')::jsonb;
             EXCEPTION WHEN others THEN
                 BEGIN
-                    record := replace(convert_from(line, 'UTF8'), '\u0000', '\ufffd')::jsonb;
+                    record := replace(convert_from(NEW.line, 'UTF8'), '\u0000', '\ufffd')::jsonb;
                 EXCEPTION WHEN others THEN
-                    RETURN;
+                    NEW.section_digests := NULL;
+                    NEW.section_names := NULL;
+                    NEW.facts := NULL;
+                    RETURN NEW;
                 END;
             END;
-            IF jsonb_typeof(record -> 'sections') = 'array' THEN
-                SELECT coalesce(array_agg(s ->> 'digest' ORDER BY n), '{}'),
-                       coalesce(array_agg(s ->> 'name' ORDER BY n), '{}')
-                INTO section_digests, section_names
-                FROM jsonb_array_elements(record -> 'sections') WITH ORDINALITY AS e(s, n);
-            END IF;
-            IF jsonb_typeof(record -> 'facts') = 'array' THEN
-                SELECT coalesce(jsonb_object_agg(f ->> 0, f -> 1), '{}') INTO facts
-                FROM jsonb_array_elements(record -> 'facts') AS e(f)
-                WHERE jsonb_typeof(f) = 'array' AND jsonb_typeof(f -> 0) = 'string';
-            END IF;
-        END
-        $$
-        """,
-        """
-        CREATE FUNCTION runcontext_records_told() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-            SELECT t.section_digests, t.section_names, t.facts
-            INTO NEW.section_digests, NEW.section_names, NEW.facts
-            FROM runcontext_told(NEW.line) AS t;
+            NEW.section_digests := jsonb_path_query_array(record, '$.sections[*].digest');
+            NEW.section_names := jsonb_path_query_array(record, '$.sections[*].name');
+            NEW.facts := CASE WHEN jsonb_typeof(record -> 'facts') = 'array'
+                              THEN record -> 'facts' END;
             RETURN NEW;
         END
         $$
         """,
         """
-        CREATE TRIGGER runcontext_records_told BEFORE INSERT ON runcontext_records
+        CREATE TRIGGER runcontext_records_told BEFORE INSERT OR UPDATE OF line
+            ON runcontext_records
             FOR EACH ROW WHEN (NEW.type = 'run-context')
             EXECUTE FUNCTION runcontext_records_told()
         """,
-        """
-        UPDATE runcontext_records AS r
-        SET (section_digests, section_names, facts) =
-            (SELECT t.section_digests, t.section_names, t.facts FROM runcontext_told(r.line) AS t)
-        WHERE r.type = 'run-context'
-        """,
+        "UPDATE runcontext_records SET line = line WHERE type = 'run-context'",
         f"""
         CREATE FUNCTION runcontext_sections_share() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
@@ -201,11 +185,9 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         CREATE TRIGGER runcontext_sections_share BEFORE INSERT ON runcontext_sections
             FOR EACH ROW EXECUTE FUNCTION runcontext_sections_share()
         """,
-        "CREATE INDEX runcontext_sessions_updated ON runcontext_sessions (updated)",
-        """
-        CREATE INDEX runcontext_sessions_tenant_updated
-            ON runcontext_sessions (tenant, updated)
-        """,
+        # No index on runcontext_sessions (updated): every append updates it, and an index on
+        # it would cost each of those updates its index entries (no HOT update); a listing
+        # sorts the sessions it selects instead.
         """
         CREATE INDEX runcontext_records_run_time ON runcontext_records (time)
             WHERE type = 'run-context'
@@ -216,12 +198,12 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         """
         CREATE INDEX runcontext_records_told_digests
-            ON runcontext_records USING gin (section_digests)
+            ON runcontext_records USING gin (section_digests jsonb_path_ops)
             WHERE section_digests IS NOT NULL
         """,
         """
         CREATE INDEX runcontext_records_told_names
-            ON runcontext_records USING gin (section_names)
+            ON runcontext_records USING gin (section_names jsonb_path_ops)
             WHERE section_names IS NOT NULL
         """,
         """

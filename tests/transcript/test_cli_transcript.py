@@ -27,7 +27,7 @@ def test_init_creates_the_schema_and_is_idempotent(
     for _ in range(2):
         assert run(capsys, "transcript", "init", pg_database) == (
             0,
-            "runcontext schema version 1 is installed\n",
+            "runcontext schema version 2 is installed\n",
             "",
         )
 
@@ -38,7 +38,7 @@ def test_init_refuses_a_newer_schema(pg_dsn: str, capsys: pytest.CaptureFixture[
     status, out, err = run(capsys, "transcript", "init", pg_dsn)
     assert (status, out) == (1, "")
     assert err.count("\n") == 1
-    assert "schema version 9, newer than this runcontext's (1); upgrade runcontext" in err
+    assert "schema version 9, newer than this runcontext's (2); upgrade runcontext" in err
 
 
 def test_init_of_a_server_that_does_not_answer(

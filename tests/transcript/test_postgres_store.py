@@ -282,12 +282,12 @@ def test_a_database_without_the_schema(pg_database: str) -> None:
 
 
 def test_init_schema_is_idempotent_and_refuses_a_newer_one(pg_database: str) -> None:
-    assert init_schema(pg_database) == 1
-    assert init_schema(pg_database) == 1
-    query(pg_database, "UPDATE runcontext_schema_version SET version = 2 RETURNING 1")
-    with pytest.raises(TranscriptVersionError, match="schema version 2, newer than this"):
+    assert init_schema(pg_database) == 2
+    assert init_schema(pg_database) == 2
+    query(pg_database, "UPDATE runcontext_schema_version SET version = 3 RETURNING 1")
+    with pytest.raises(TranscriptVersionError, match="schema version 3, newer than this"):
         init_schema(pg_database)
-    with pytest.raises(TranscriptVersionError, match="schema version 2, newer than this"):
+    with pytest.raises(TranscriptVersionError, match="schema version 3, newer than this"):
         PostgresStore(pg_database, "s")
 
 

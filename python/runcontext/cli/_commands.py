@@ -13,6 +13,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "runcontext.cli.log",
         "list the runs of a session transcript and what changed in each context",
     ),
+    "sessions": (
+        "runcontext.cli.sessions",
+        "list the sessions of a PostgreSQL database or a directory of transcripts",
+    ),
+    "find": (
+        "runcontext.cli.find",
+        "find the runs told a section or a fact value, across sessions",
+    ),
     "canon": (
         "runcontext.cli.canon",
         "print the canonical JSON (RFC 8785) of a JSON text, or its digest",
@@ -23,7 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "transcript": (
         "runcontext.cli.transcript",
-        "set up the PostgreSQL transcript store; copy a session between stores",
+        "set up the PostgreSQL transcript store; copy a session between stores; prune old sessions",
     ),
 }
 

@@ -17,7 +17,7 @@ import re
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -25,6 +25,7 @@ from runcontext._core import DEFAULT_MAX_LINE_BYTES, RunContext
 from runcontext.cli._commands import summary
 from runcontext.cli._session import opened
 from runcontext.cli._terminal import JSONLines, json_array, json_text, visible
+from runcontext.cli._when import moment
 from runcontext.section import Section
 from runcontext.transcript import Run, Session, TornTranscriptWarning
 from runcontext.transcript._timestamps import parse_time
@@ -283,8 +284,8 @@ class _Selection:
                 raise ValueError("--section '': expected a section name or a glob")
         if args.last is not None and args.last < 1:
             raise ValueError(f"--last {args.last}: expected a number of runs, at least 1")
-        since = None if args.since is None else _moment("--since", args.since, end=False)
-        until = None if args.until is None else _moment("--until", args.until, end=True)
+        since = None if args.since is None else moment("--since", args.since, end=False)
+        until = None if args.until is None else moment("--until", args.until, end=True)
         if since is not None and until is not None and since > until:
             raise ValueError(
                 f"--since {args.since} is after --until {args.until}: no run can match"
@@ -379,22 +380,6 @@ def _day(value: str) -> str | None:
     except ValueError:  # 2026-13-01, 2026-02-30
         return None
     return match.group(1)
-
-
-def _moment(option: str, text: str, *, end: bool) -> datetime:
-    """An ISO date (the whole day, UTC) or date-time (UTC when it names no offset)."""
-    try:
-        if len(text) == 10:
-            day = date.fromisoformat(text)
-            start = datetime(day.year, day.month, day.day, tzinfo=UTC)
-            return start + timedelta(days=1, microseconds=-1) if end else start
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise ValueError(
-            f"{option} {text!r}: expected an ISO date (2026-12-01) or date-time "
-            "(2026-12-01T09:30:00Z)"
-        ) from None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
 def _anchored_head(session: Session) -> tuple[int, str] | None:

@@ -1,5 +1,6 @@
-"""``runcontext transcript init DSN`` and ``runcontext transcript copy SRC DST``: set up the
-PostgreSQL store, and move a session between stores byte for byte."""
+"""``runcontext transcript init DSN``, ``runcontext transcript copy SRC DST`` and ``runcontext
+transcript prune URI|DIR``: set up (or upgrade) the PostgreSQL store, move a session between
+stores byte for byte, and delete old sessions (docs/TRANSCRIPT.md, *Retention*)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,33 @@ def register(subparsers: Any) -> None:
         "--tenant", metavar="T", help="the tenant of a PostgreSQL side without ?tenant="
     )
     copy.set_defaults(handler=_copy)
+    prune = commands.add_parser(
+        "prune",
+        help="delete old sessions and the section bodies no other session names (a dry run "
+        "unless --yes)",
+        description="Delete the sessions of a PostgreSQL database (postgresql://host/db) or "
+        "the transcripts of a directory that match every criterion given, and then the "
+        "section bodies no remaining record names; safe while writers append (a session or "
+        "file being written is kept). Without --yes nothing is deleted: it prints what would "
+        "go and how many bytes.",
+    )
+    prune.add_argument("target", help="postgresql://host/db or a directory of transcripts")
+    prune.add_argument(
+        "--older-than",
+        metavar="AGE",
+        help="only sessions last written more than AGE ago: 45s, 90m, 12h, 30d or 2w",
+    )
+    prune.add_argument("--tenant", metavar="T", help="only tenant T (PostgreSQL)")
+    prune.add_argument(
+        "--session",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="only session ID (a directory: the file's name; repeat: any of them)",
+    )
+    prune.add_argument("--yes", action="store_true", help="delete (without it: a dry run)")
+    prune.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+    prune.set_defaults(handler=_prune)
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -60,6 +88,69 @@ def _init(args: argparse.Namespace) -> int:
         raise ValueError(str(error)) from None
     version = init_schema(args.dsn)
     print(f"runcontext schema version {version} is installed")
+    return 0
+
+
+def _prune(args: argparse.Namespace) -> int:
+    from runcontext.cli._terminal import JSONLines, visible
+    from runcontext.cli._when import age
+    from runcontext.transcript.prune import prune
+
+    older_than = None if args.older_than is None else age("--older-than", args.older_than)
+    if not is_postgres_dsn(args.target) and args.tenant is not None:
+        raise ValueError("--tenant is for a PostgreSQL URI; a directory of files has no tenants")
+    if older_than is None and args.tenant is None and not args.session:
+        raise ValueError(
+            "nothing chooses what to prune: pass --older-than AGE, --tenant T or --session ID "
+            "(the whole store is never pruned by default)"
+        )
+    try:
+        report = prune(
+            args.target,
+            older_than=older_than,
+            tenant=args.tenant,
+            session_ids=args.session,
+            delete=args.yes,
+        )
+    except ImportError as error:  # a postgresql:// URI without the postgres extra
+        raise ValueError(str(error)) from None
+    if args.json:
+        sessions = [
+            {"tenant": s.tenant, "session": s.session_id, "bytes": s.bytes, "records": s.records}
+            for s in report.sessions
+        ]
+        kept = [{"tenant": s.tenant, "session": s.session_id} for s in report.kept]
+        print(
+            JSONLines().line(
+                {
+                    "deleted": report.deleted,
+                    "sessions": sessions,
+                    "session_bytes": sum(s.bytes for s in report.sessions),
+                    "sections": report.sections,
+                    "section_bytes": report.section_bytes,
+                    "kept": kept,
+                }
+            )
+        )
+        return 0
+    verb = "deleted" if report.deleted else "would delete"
+    for s in report.sessions:
+        where = s.session_id if s.tenant is None else f"{s.tenant}  {s.session_id}"
+        print(visible(f"{verb}  {where}  {s.bytes} bytes"))
+    for s in report.kept:
+        where = s.session_id if s.tenant is None else f"{s.tenant}  {s.session_id}"
+        print(visible(f"kept  {where}  (a writer was using it)"))
+    bodies = ""
+    if is_postgres_dsn(args.target):
+        bodies = (
+            f" and {report.sections} section bodies no other session names "
+            f"({report.section_bytes} bytes)"
+        )
+    total = sum(s.bytes for s in report.sessions)
+    summary_line = f"{verb} {len(report.sessions)} sessions ({total} bytes){bodies}"
+    if not report.deleted:
+        summary_line += "; pass --yes to delete them"
+    print(summary_line)
     return 0
 
 

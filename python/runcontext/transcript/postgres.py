@@ -50,8 +50,10 @@ __all__ = [
 ]
 
 # The version of the tables below. init_schema records it; a store refuses a database whose
-# schema is newer (a newer runcontext may store rows this one would misread).
-SCHEMA_VERSION = 1
+# schema is newer (a newer runcontext may store rows this one would misread). A store reads and
+# writes a version 1 database as well (its rows are the same); the fleet queries and prune need
+# version 2, which `runcontext transcript init` installs over version 1 (_MIGRATIONS).
+SCHEMA_VERSION = 2
 # The newest transcript format version (the header's `version`) this store knows. A session
 # created by a newer writer is refused on open, before any of its lines are read.
 _KNOWN_FORMAT_VERSION = 2
@@ -65,6 +67,12 @@ _BATCH_BYTES = 8 * 1024 * 1024
 # Serialises concurrent init_schema calls (CREATE TABLE IF NOT EXISTS is not safe against a
 # concurrent one); any constant, chosen once.
 _INIT_LOCK = 0x72756E63  # "runc"
+# The advisory lock that makes collecting section bodies safe while writers append (two-int
+# form: this constant and hashtext(tenant)). Inserting a section body takes it shared (the
+# trigger below), so until its transaction ends no body of its tenant is collected; prune
+# takes it exclusively around deleting the tenant's unnamed bodies (docs/TRANSCRIPT.md,
+# *Retention*).
+SWEEP_LOCK = 0x72637377  # "rcsw"
 
 _SCHEMA = (
     """
@@ -110,6 +118,108 @@ _SCHEMA = (
         WHERE context_digest IS NOT NULL
     """,
 )
+
+# What schema version N - 1 needs to become version N (index N - 2). A new database runs the
+# tables above and then every migration, so each statement exists once.
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # 1 -> 2: what a run was told, as queryable columns filled by the server (a trigger, so a
+    # writer does no work for them and a writer of any version fills them alike); indexes
+    # for the fleet questions; and the shared lock that section-body inserts take.
+    (
+        """
+        ALTER TABLE runcontext_records
+            ADD COLUMN section_digests jsonb,
+            ADD COLUMN section_names   jsonb,
+            ADD COLUMN facts           jsonb
+        """,
+        # A run-context line's section digests and names (JSON arrays, head then tail, in
+        # order) and its facts (the record's array of [name, value] pairs), read by the server
+        # with simple expressions only (no query per row: the trigger costs a parse of the
+        # line). A line jsonb cannot hold (a \u0000 escape in a string) is read with U+FFFD in
+        # its place; one that is not JSON at all gives NULLs, never an error: the columns are
+        # for queries, and an insert must not fail over them. UPDATE OF line fires it too, so
+        # the migration fills the rows already stored with the same code.
+        r"""
+        CREATE FUNCTION runcontext_records_told() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+            record jsonb;
+        BEGIN
+            BEGIN
+                record := convert_from(NEW.line, 'UTF8')::jsonb;
+            EXCEPTION WHEN others THEN
+                BEGIN
+                    record := replace(convert_from(NEW.line, 'UTF8'), '\u0000', '\ufffd')::jsonb;
+                EXCEPTION WHEN others THEN
+                    NEW.section_digests := NULL;
+                    NEW.section_names := NULL;
+                    NEW.facts := NULL;
+                    RETURN NEW;
+                END;
+            END;
+            NEW.section_digests := jsonb_path_query_array(record, '$.sections[*].digest');
+            NEW.section_names := jsonb_path_query_array(record, '$.sections[*].name');
+            NEW.facts := CASE WHEN jsonb_typeof(record -> 'facts') = 'array'
+                              THEN record -> 'facts' END;
+            RETURN NEW;
+        END
+        $$
+        """,
+        """
+        CREATE TRIGGER runcontext_records_told BEFORE INSERT OR UPDATE OF line
+            ON runcontext_records
+            FOR EACH ROW WHEN (NEW.type = 'run-context')
+            EXECUTE FUNCTION runcontext_records_told()
+        """,
+        "UPDATE runcontext_records SET line = line WHERE type = 'run-context'",
+        f"""
+        CREATE FUNCTION runcontext_sections_share() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM pg_advisory_xact_lock_shared({SWEEP_LOCK}, hashtext(NEW.tenant));
+            RETURN NEW;
+        END
+        $$
+        """,
+        # BEFORE INSERT runs for a row ON CONFLICT DO NOTHING then skips, so a writer holds
+        # the lock from the moment it offers a body until its transaction ends.
+        """
+        CREATE TRIGGER runcontext_sections_share BEFORE INSERT ON runcontext_sections
+            FOR EACH ROW EXECUTE FUNCTION runcontext_sections_share()
+        """,
+        # No index on runcontext_sessions (updated): every append updates it, and an index on
+        # it would cost each of those updates its index entries (no HOT update); a listing
+        # sorts the sessions it selects instead.
+        """
+        CREATE INDEX runcontext_records_run_time ON runcontext_records (time)
+            WHERE type = 'run-context'
+        """,
+        """
+        CREATE INDEX runcontext_records_tenant_run_time ON runcontext_records (tenant, time)
+            WHERE type = 'run-context'
+        """,
+        """
+        CREATE INDEX runcontext_records_told_digests
+            ON runcontext_records USING gin (section_digests jsonb_path_ops)
+            WHERE section_digests IS NOT NULL
+        """,
+        """
+        CREATE INDEX runcontext_records_told_names
+            ON runcontext_records USING gin (section_names jsonb_path_ops)
+            WHERE section_names IS NOT NULL
+        """,
+        """
+        CREATE INDEX runcontext_records_told_facts
+            ON runcontext_records USING gin (facts jsonb_path_ops)
+            WHERE facts IS NOT NULL
+        """,
+        # Which records name a body: for collecting unnamed bodies, and for the foreign key's
+        # check when a body is deleted (without it, each deleted body scans every record).
+        """
+        CREATE INDEX runcontext_records_section ON runcontext_records (tenant, section_digest)
+            WHERE section_digest IS NOT NULL
+        """,
+    ),
+)
+assert len(_MIGRATIONS) == SCHEMA_VERSION - 1
 
 
 # One batch of records after a cursor: at most _BATCH_ROWS of them and no more than _BATCH_BYTES
@@ -255,8 +365,9 @@ def _refuse_newer_schema(version: int, name: str) -> None:
 def init_schema(dsn: str, *, connect_timeout: float = 10) -> int:
     """Create the tables in the database ``dsn`` names, if they are not there yet.
 
-    Idempotent and safe to run concurrently; returns the schema version. A database holding a
-    newer schema version is refused (:class:`TranscriptVersionError`) and left untouched.
+    Idempotent and safe to run concurrently; returns the schema version. An older schema is
+    upgraded in the same transaction (all of it or nothing). A database holding a newer
+    schema version is refused (:class:`TranscriptVersionError`) and left untouched.
     """
     conninfo, _, _ = parse_dsn(dsn)
     name = _redact(conninfo)
@@ -265,14 +376,20 @@ def init_schema(dsn: str, *, connect_timeout: float = 10) -> int:
         version = _schema_version(conn)
         if version is not None:
             _refuse_newer_schema(version, name)
+        else:
+            conn.execute(
+                "CREATE TABLE runcontext_schema_version ("
+                " version integer NOT NULL,"
+                " installed timestamptz NOT NULL DEFAULT now())"
+            )
+            for statement in _SCHEMA:
+                conn.execute(statement.encode())
+            version = 1
+        if version == SCHEMA_VERSION:
             return version
-        conn.execute(
-            "CREATE TABLE runcontext_schema_version ("
-            " version integer NOT NULL,"
-            " installed timestamptz NOT NULL DEFAULT now())"
-        )
-        for statement in _SCHEMA:
-            conn.execute(statement.encode())
+        for migration in _MIGRATIONS[version - 1 :]:
+            for statement in migration:
+                conn.execute(statement.encode())
         conn.execute(
             "INSERT INTO runcontext_schema_version (version) VALUES (%s)", (SCHEMA_VERSION,)
         )

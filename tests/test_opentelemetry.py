@@ -125,11 +125,11 @@ def test_the_semantic_convention_names_are_the_published_ones() -> None:
     # open-telemetry/semantic-conventions-genai renamed the write count from `cache_creation`
     # to `cache_write`, in the form of the read count; the package has no constant for it yet
     # (when it has, it must agree).
-    assert module.GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS == (
-        gen_ai.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS.replace("cache_read", "cache_write")
-    )
+    expected = gen_ai.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS.replace("cache_read", "cache_write")
+    written = module.GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS
+    assert written == expected
     published = getattr(gen_ai, "GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS", None)
-    assert published in (None, module.GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS)
+    assert published in (None, written)
     assert not hasattr(module, "GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS")
 
 

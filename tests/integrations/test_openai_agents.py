@@ -170,6 +170,9 @@ def test_session_records_a_tool_calling_turn(server: FakeServer, tmp_path: Path)
 def test_a_new_context_every_run(server: FakeServer) -> None:
     # A stateless service asking the same question: every run gets the facts of its own time,
     # also when each run passes a fresh context object (whose id() Python reuses).
+    from runcontext.integrations import openai_agents
+
+    assert openai_agents._RUN_VARIABLE is not None  # the tested SDK marks each run
     clock = Clock()
     run_config = RunConfig(call_model_input_filter=RunContextFilter(builder(clock)))
     helper = agent(server)
@@ -331,3 +334,21 @@ def test_a_transcript_that_cannot_append_leaves_the_sdk_session_unchanged(tmp_pa
             asyncio.run(session.add_items(items))
     # Refused before the SDK's session was written: the two still agree.
     assert asyncio.run(inner.get_items()) == []
+
+
+def test_without_the_sdks_run_variable_the_trace_keys_the_run(
+    server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An SDK that no longer has the run's context variable: each run's own trace keys it.
+    from runcontext.integrations import openai_agents
+
+    monkeypatch.setattr(openai_agents, "_RUN_VARIABLE", None)
+    clock = Clock()
+    run_config = RunConfig(call_model_input_filter=RunContextFilter(builder(clock)))
+    helper = agent(server)
+    server.tool("lookup", ticket="T-1")
+    server.text("open")
+    Runner.run_sync(helper, "Is T-1 open?", run_config=run_config)
+    Runner.run_sync(helper, "Is T-1 open?", run_config=run_config)
+    tails = [body["input"][-1]["content"] for body in server.bodies()]
+    assert [tail.split("build: ")[1][0] for tail in tails] == ["1", "1", "2"]

@@ -17,6 +17,7 @@ import asyncio
 import os
 import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any, cast
 
 try:
@@ -309,6 +310,11 @@ class RunContextSession:
             ) from error
 
 
+# The context variable the SDK sets to a new object for the length of each run (read by
+# _run_key); None on an SDK without it.
+_RUN_VARIABLE: ContextVar[object | None] | None = getattr(_sdk_run, "_current_run", None)
+
+
 class _Run:
     """A key that is one SDK run: equal only to itself, and holding the run's object so that
     its ``id()`` cannot be reused while the key is kept."""
@@ -334,8 +340,7 @@ def _run_key() -> Hashable:
     run, nested runs (an agent used as a tool) included. An SDK without it falls back to the
     current trace, one per run unless the caller groups runs in one ``trace()``.
     """
-    variable = getattr(_sdk_run, "_current_run", None)
-    owner = variable.get() if variable is not None else None
+    owner = _RUN_VARIABLE.get() if _RUN_VARIABLE is not None else None
     if owner is None:
         owner = _tracing.get_current_trace()
     if owner is None:

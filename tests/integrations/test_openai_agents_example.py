@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-
-from fakeserver import FakeServer
-from frameworks import require
 from test_docs import EXAMPLES
 
 from runcontext import Session
+
+from fakeserver import FakeServer
+from frameworks import require
 
 
 def test_the_example_runs_twice(

@@ -1,29 +1,47 @@
 """OpenAI Agents SDK: ``RunContextFilter`` (a ``RunConfig.call_model_input_filter``) and
 ``RunContextSession`` (a ``Session`` that also writes the runcontext transcript).
 
-The filter receives a copy of each model call's input (``ModelInputData``): it puts the head
-before the agent's ``instructions`` and appends the tail as a ``developer`` message after the
-input items, as :func:`runcontext.adapters.openai_responses` does. What it returns is sent to
-the model and nothing else: the SDK's ``Session`` stores the run's own items, never the
-filter's output. The contract and the server-managed trap are in docs/INTEGRATIONS.md.
+The filter receives a copy of each model call's input (``ModelInputData``) and returns the
+request :func:`runcontext.adapters.openai_responses` makes of it: the head as
+``instructions``, the agent's own instructions as the first input item (a ``system``
+message), the conversation, and the tail as a final ``developer`` message; on the models that
+take them (GPT-5.6 and later), an explicit ``prompt_cache_breakpoint`` on the last
+conversation part that can carry one. What it returns is sent to the model and nothing else:
+the SDK's ``Session`` stores the run's own items, never the filter's output. The contract, the
+transcript's form and the server-managed trap are in docs/INTEGRATIONS.md.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
+import os
+import threading
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from contextvars import ContextVar
+from typing import Any, cast
 
 try:
+    from agents import Agent, FunctionTool
+    from agents import tracing as _tracing
     from agents.memory import OpenAIConversationsSession
+    from agents.model_settings import ModelSettings
+    from agents.models.default_models import get_default_model
+    from agents.models.fake_id import FAKE_RESPONSES_ID
     from agents.run_config import CallModelData, ModelInputData
+    from agents.run_internal import agent_tool_configuration as _sdk_run
+    from openai.types.responses.response_create_params import PromptCacheOptions
 except ImportError as error:  # pragma: no cover - exercised by the import test without the extra
     from runcontext.integrations._turns import missing_extra
 
     missing_extra("openai-agents", "openai-agents", error)
 
 from runcontext._core import RunContext
-from runcontext.integrations._turns import TurnContexts, check_session, user_turn_key
+from runcontext.adapters.openai import _cache_choice, openai_responses
+from runcontext.budget.calibration import RequestCounter
+from runcontext.budget.limits import Budget
+from runcontext.budget.meter import Meter
+from runcontext.budget.request_count import RequestCount
+from runcontext.integrations._turns import TurnContexts, check_session
 from runcontext.loop import check_run, run_not_recorded
 from runcontext.transcript.session import Session
 
@@ -39,6 +57,12 @@ _TOOL_OUTPUTS = frozenset(
         "local_shell_call_output",
     }
 )
+# The role of the agent's own instructions in the input: the role the SDK gives them when it
+# turns them into a Chat Completions message, accepted by both APIs.
+_INSTRUCTIONS_ROLE = "system"
+
+Target = str | os.PathLike[str]
+"""A transcript named by a path or a ``postgresql://`` URI, opened or created on first use."""
 
 
 class ServerManagedConversationError(ValueError):
@@ -51,95 +75,201 @@ class ServerManagedConversationError(ValueError):
     """
 
 
+class _Transcript:
+    """The runcontext transcript of one conversation: a ``Session``, or a path or URI opened
+    (or created) with the conversation of the first request that needs it."""
+
+    def __init__(self, target: object, argument: str) -> None:
+        self.session: Session | None = None
+        self.target: Target | None = None
+        if isinstance(target, str | os.PathLike):
+            self.target = target
+        else:
+            self.session = check_session(target)
+            if self.session is None:
+                raise TypeError(
+                    f"{argument}: expected a runcontext.Session, a path or a postgresql:// "
+                    f"URI, got {type(target).__name__}"
+                )
+        self._lock = threading.Lock()
+
+    def open(self, messages: Sequence[Mapping[str, Any]]) -> Session:
+        with self._lock:
+            if self.session is None:
+                assert self.target is not None
+                self.session = Session.open_or_create(self.target, messages)
+            return self.session
+
+
 class RunContextFilter:
     """A ``call_model_input_filter`` that adds a :class:`runcontext.RunContext` to each call.
 
     ``context_or_builder`` is a fixed ``RunContext`` or a ``ContextBuilder`` built once per
-    agent turn: a turn is keyed on the last ``user`` item of the input (its position and
-    digest) and on the run's context object, so the calls of one turn's tool loop share one
-    context. ``session`` (a ``runcontext.Session``, or the ``RunContextSession`` whose transcript
-    to use) records each model call's input and context envelope.
+    SDK run (each ``Runner.run``, ``run_sync`` or ``run_streamed``): every model call of the
+    run's tool loop gets the same context, and the next run a new one. ``session`` (a
+    ``runcontext.Session``, a path or ``postgresql://`` URI opened or created on the first
+    request, or the ``RunContextSession`` whose transcript to use) records each model call's
+    conversation and context envelope before the call.
+
+    ``counter`` and ``budget`` count every request and refuse one over budget before it is
+    sent (:class:`runcontext.budget.BudgetExceededError`), as :class:`runcontext.Loop` does.
+    ``model`` names the model when the agent does not (a ``RunConfig(model=...)``): it picks
+    the budget from a mapping, the count's tokenizer calibration, and whether the request
+    carries a cache breakpoint. ``cache`` (``"explicit"``, ``"implicit"`` or ``"off"``) and
+    ``ttl`` are :func:`runcontext.adapters.openai_responses`'s; by default a breakpoint is
+    placed on the models from GPT-5.6 on, and :meth:`model_settings` gives the
+    ``prompt_cache_options`` that go with it.
     """
 
     def __init__(
-        self, context_or_builder: object, *, session: Session | RunContextSession | None = None
+        self,
+        context_or_builder: object,
+        *,
+        session: Session | RunContextSession | Target | None = None,
+        counter: Callable[[str], int] | RequestCounter | None = None,
+        budget: Budget | Mapping[str, Budget] | None = None,
+        model: str | None = None,
+        cache: str | None = None,
+        ttl: str | None = None,
     ) -> None:
         self._turns = TurnContexts(context_or_builder)
-        self._agents_session = session if isinstance(session, RunContextSession) else None
+        self._agents_session: RunContextSession | None = None
+        self._transcript: _Transcript | None = None
         if isinstance(session, RunContextSession):
-            session = session.transcript
-        self._session = check_session(session)
+            self._agents_session = session
+            self._transcript = session._transcript
+            session._bound = True
+        elif session is not None:
+            self._transcript = _Transcript(session, "session")
+        if model is not None and (not isinstance(model, str) or not model):
+            raise TypeError(f"model: expected a non-empty model name, got {model!r}")
+        _cache_choice(model, cache, False, ttl)  # checks cache and ttl now, not at a request
+        self._model = model
+        self._cache = cache
+        self._ttl = ttl
+        self._meter = Meter(counter, budget, model=model)
 
     @property
     def diagnostics(self) -> tuple[Any, ...]:
         """The builder's diagnostics for the last context it built."""
         return self._turns.diagnostics
 
+    @property
+    def session(self) -> Session | None:
+        """The transcript the filter records to, once it is open."""
+        return None if self._transcript is None else self._transcript.session
+
+    def model_settings(self, model: str | Agent[Any] | None = None) -> ModelSettings:
+        """The ``ModelSettings`` that go with the filter's breakpoints: ``prompt_cache_options``
+        ``{"mode": ...}`` on the models that take them, empty settings on the others.
+
+        ``model`` is the model's name or the agent (its model's name); without it, the filter's
+        ``model=``, else the SDK's default model. By default the mode is ``"explicit"`` from
+        GPT-5.6 on, so a request writes only the breakpoint the filter places. Pass the result
+        as ``RunConfig(model_settings=...)`` or an agent's ``model_settings``: a filter cannot
+        set request options itself.
+        """
+        if isinstance(model, Agent):
+            model = _model_name(model.model)
+        mode, _ = _cache_choice(
+            model or self._model or get_default_model(), self._cache, False, self._ttl
+        )
+        if mode == "off":
+            return ModelSettings()
+        return ModelSettings(prompt_cache_options=cast(PromptCacheOptions, {"mode": mode}))
+
     # The SDK awaits an awaitable result, so one async filter serves Runner.run,
     # Runner.run_sync and Runner.run_streamed alike.
     async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
-        items = data.model_data.input
+        items = list(data.model_data.input)
         _check_client_managed(items)
-        scope = None if data.context is None else id(data.context)
-        context = await self._turns.aget(user_turn_key(_mappings(items), scope))
-        if self._session is not None:
-            await asyncio.to_thread(self._record, list(items), context)
+        context = await self._turns.aget(_run_key())
+        instructions = data.model_data.instructions
+        prefix: list[Mapping[str, Any]] = (
+            [{"role": _INSTRUCTIONS_ROLE, "content": instructions}] if instructions else []
+        )
+        model = self._model or _model_name(data.agent.model)
+        request = openai_responses(
+            [*prefix, *items], context, model=model, cache=self._cache, ttl=self._ttl
+        )
+        conversation: list[Mapping[str, Any]] = [*prefix, *map(_as_sent, items)]
+        self._meter.tools = _declarations(data.agent)
+        count = self._meter.count(conversation, context)
+        self._meter.check(count, conversation)  # before anything is written or sent
+        if self._transcript is not None:
+            await asyncio.to_thread(self._record, conversation, context, count)
+        else:
+            self._meter.settle(count, None)
         if self._agents_session is not None:
             self._agents_session._context = context
-        head, tail = context.head_text, context.tail_text
-        instructions = data.model_data.instructions
-        if head is not None:
-            instructions = head if not instructions else f"{head}\n\n{instructions}"
-        sent = list(items)
-        if tail is not None:
-            sent.append({"role": "developer", "content": tail})
-        return ModelInputData(input=sent, instructions=instructions)
+            self._agents_session._prefix = prefix
+        return ModelInputData(input=request["input"], instructions=request.get("instructions"))
 
-    def _record(self, items: list[Any], context: RunContext) -> None:
+    def _record(
+        self,
+        conversation: list[Mapping[str, Any]],
+        context: RunContext,
+        count: RequestCount | None,
+    ) -> None:
         # Before the model is called (a filter sees no reply): the same checks as every
-        # integration, then the input and the envelope are written.
-        assert self._session is not None
-        check_run(self._session, items)
-        self._session.record_run(items, context)
+        # integration, then the conversation, the envelope and the count are written.
+        assert self._transcript is not None
+        session = self._transcript.open(conversation)
+        check_run(session, conversation)
+        tokens = self._meter.settle(count, None)
+        session.record_run(conversation, context, tokens=tokens)
 
 
 class RunContextSession:
     """An SDK ``Session`` that stores items in ``inner_session`` and in ``transcript`` too.
 
     The SDK saves each turn's input and generated items to its session; this one forwards
-    them to ``inner_session`` and appends to the runcontext ``transcript`` the items it does not
-    hold yet (the last reply of a turn, which no model call's input shows). With
-    ``RunContextFilter(..., session=this)`` the transcript also gets each model call's context
-    envelope, so ``runcontext log`` answers what the agent was told.
+    them to ``inner_session`` and appends to the runcontext ``transcript`` (a
+    ``runcontext.Session``, or a path or ``postgresql://`` URI opened or created on first use)
+    the items it does not hold yet: the last reply of a turn, which no model call's input shows.
+    With ``RunContextFilter(..., session=this)`` the transcript also gets each model call's
+    conversation (the agent's instructions first) and context envelope, so ``runcontext log``
+    answers what the agent was told.
     """
 
-    def __init__(self, inner_session: Any, transcript: Session) -> None:
+    def __init__(self, inner_session: Any, transcript: Session | Target) -> None:
         if isinstance(inner_session, OpenAIConversationsSession):
             raise ServerManagedConversationError(
                 "inner_session: an OpenAIConversationsSession keeps the conversation on the "
                 "server, which would store every turn's runcontext tail; use a client-side "
                 "session such as agents.SQLiteSession"
             )
-        checked = check_session(transcript)
-        if checked is None:
-            raise TypeError("transcript: expected a runcontext.Session, got None")
+        self._transcript = _Transcript(transcript, "transcript")
         self.inner = inner_session
-        self.transcript = checked
         self.session_id: str = inner_session.session_id
         self.session_settings: Any = getattr(inner_session, "session_settings", None)
-        # The context of the last model call, set by a RunContextFilter given this session.
+        # Set by a RunContextFilter given this session: it opens the transcript and records
+        # each call's conversation, which starts with `_prefix` (the agent's instructions)
+        # before the items this session stores; `_context` is the last call's context.
+        self._bound = False
+        self._prefix: list[Mapping[str, Any]] | None = None
         self._context: RunContext | None = None
+
+    @property
+    def transcript(self) -> Session | None:
+        """The runcontext transcript, once it is open (a path is opened on first use)."""
+        return self._transcript.session
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         items: list[Any] = await self.inner.get_items(limit)
         return items
 
     async def add_items(self, items: list[Any]) -> None:
-        # A transcript that cannot take an append refuses before the SDK's session changes.
-        await asyncio.to_thread(self.transcript.check_appendable)
+        transcript = self._transcript.session
+        if transcript is not None:
+            # A transcript that cannot take an append refuses before the SDK's session changes.
+            await asyncio.to_thread(transcript.check_appendable)
         await self.inner.add_items(items)
-        stored = await self.inner.get_items()
-        await asyncio.to_thread(self._append_new, stored, items)
+        prefix = [] if not self._bound else self._prefix
+        if prefix is None:
+            return  # the filter has not run yet: it records the conversation on its first call
+        stored = [_as_sent(item) for item in await self.inner.get_items()]
+        await asyncio.to_thread(self._append_new, prefix, stored, items)
 
     async def pop_item(self) -> Any:
         return await self.inner.pop_item()
@@ -147,22 +277,32 @@ class RunContextSession:
     async def clear_session(self) -> None:
         await self.inner.clear_session()
 
-    def _append_new(self, stored: Sequence[Any], items: list[Any]) -> None:
+    def _append_new(
+        self, prefix: list[Mapping[str, Any]], stored: list[Any], items: list[Any]
+    ) -> None:
         # The transcript is append-only: items the SDK pops or clears stay recorded, and a
         # conversation that no longer continues the transcript is refused by record_run.
-        recorded = self.transcript.message_count
-        if len(stored) <= recorded:
+        conversation = [*prefix, *stored]
+        if self._transcript.session is None:
+            if not conversation:
+                return
+            self._transcript.open(conversation)
+            return
+        transcript = self._transcript.session
+        recorded = transcript.message_count
+        if len(conversation) <= recorded:
             return
         try:
-            self.transcript.append_messages(list(stored[recorded:]))
+            transcript.append_messages(conversation[recorded:])
         except Exception as error:
             # The items are in the inner session; the error carries them too, the last (the
             # turn's reply, when the SDK saves a turn's output) as the outcome's reply.
-            reply = stored[-1] if isinstance(stored[-1], Mapping) else None
+            last = conversation[-1]
+            reply = last if isinstance(last, Mapping) else None
             raise run_not_recorded(
-                self.transcript,
+                transcript,
                 error,
-                messages=list(stored if reply is None else stored[:-1]),
+                messages=conversation if reply is None else conversation[:-1],
                 context=self._context or RunContext(),
                 request=None,
                 reply=reply,
@@ -170,8 +310,86 @@ class RunContextSession:
             ) from error
 
 
-def _mappings(items: Sequence[Any]) -> list[Mapping[str, Any]]:
-    return [item if isinstance(item, Mapping) else {} for item in items]
+# The context variable the SDK sets to a new object for the length of each run (read by
+# _run_key); None on an SDK without it.
+_RUN_VARIABLE: ContextVar[object | None] | None = getattr(_sdk_run, "_current_run", None)
+
+
+class _Run:
+    """A key that is one SDK run: equal only to itself, and holding the run's object so that
+    its ``id()`` cannot be reused while the key is kept."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self, owner: object) -> None:
+        self.owner = owner
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Run) and other.owner is self.owner
+
+    def __hash__(self) -> int:
+        return id(self.owner)
+
+
+def _run_key() -> Hashable:
+    """The SDK run the current model call belongs to.
+
+    ``CallModelData`` names no run, so this reads what the SDK sets for the length of each
+    ``Runner.run``/``run_sync``/``run_streamed``: a fresh object in a context variable (the
+    agent-tool configuration of the run), seen by every model call of the run and by no other
+    run, nested runs (an agent used as a tool) included. An SDK without it falls back to the
+    current trace, one per run unless the caller groups runs in one ``trace()``.
+    """
+    owner = _RUN_VARIABLE.get() if _RUN_VARIABLE is not None else None
+    if owner is None:
+        owner = _tracing.get_current_trace()
+    if owner is None:
+        owner = object()  # outside any run: a context of its own
+    return _Run(owner)
+
+
+def _declarations(agent: Agent[Any]) -> list[dict[str, Any]]:
+    """The agent's function tools as the Responses API declares them, for the request count
+    (hosted tools are declared by type alone and left out)."""
+    return [
+        {
+            "name": tool.name,
+            "parameters": tool.params_json_schema,
+            "strict": tool.strict_json_schema,
+            "type": "function",
+            "description": tool.description,
+        }
+        for tool in agent.tools
+        if isinstance(tool, FunctionTool)
+    ]
+
+
+def _model_name(model: object) -> str | None:
+    """The name of an agent's model: a string, a model object's ``model``, or the SDK's
+    default model when the agent names none."""
+    if model is None:
+        return get_default_model()
+    if isinstance(model, str):
+        return model
+    name = getattr(model, "model", None)
+    return name if isinstance(name, str) else None
+
+
+def _as_sent(item: Any) -> Any:
+    """An input item as the SDK's OpenAI models send it, which is how the transcript records
+    it: without the SDK's own bookkeeping, which no OpenAI request carries. That is the
+    placeholder ``id`` of the items a Chat Completions model returned (``"__fake_id__"``) and
+    ``provider_data`` (the provider and response an item came from): the Responses model
+    removes both before sending, and Chat Completions messages have neither."""
+    if isinstance(item, Mapping) and (
+        item.get("id") == FAKE_RESPONSES_ID or "provider_data" in item
+    ):
+        return {
+            key: value
+            for key, value in item.items()
+            if key != "provider_data" and (key != "id" or value != FAKE_RESPONSES_ID)
+        }
+    return item
 
 
 def _check_client_managed(items: Sequence[Any]) -> None:

@@ -28,16 +28,17 @@ from runcontext.transcript.session import Session
 
 __all__ = ["annotate_span"]
 
-# The GenAI semantic conventions' names (opentelemetry-semantic-conventions 0.66b2,
-# `opentelemetry.semconv._incubating.attributes.gen_ai_attributes`; the conventions now live
-# in open-telemetry/semantic-conventions-genai). Written out: that package is not a
-# dependency of opentelemetry-api. Both cache counts "SHOULD be included in
-# gen_ai.usage.input_tokens", as they are in Usage.input.
+# The GenAI semantic conventions' names. They live in open-telemetry/semantic-conventions-genai,
+# which renamed the cache-write count from `cache_creation` to `cache_write`; the
+# opentelemetry-semantic-conventions package (0.66b2, `gen_ai_attributes`) still has the other
+# names but no constant for `cache_write` yet. Written out: that package is not a dependency of
+# opentelemetry-api. Both cache counts "SHOULD be included in gen_ai.usage.input_tokens", as
+# they are in Usage.input.
 GEN_AI_CONVERSATION_ID = "gen_ai.conversation.id"
 GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
 GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
 GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = "gen_ai.usage.cache_read.input_tokens"
-GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS = "gen_ai.usage.cache_creation.input_tokens"
+GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS = "gen_ai.usage.cache_write.input_tokens"
 
 
 def _text(value: object, argument: str) -> str | None:
@@ -150,7 +151,7 @@ def annotate_span(
         if usage.output is not None:
             attributes[GEN_AI_USAGE_OUTPUT_TOKENS] = usage.output
         attributes[GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = usage.cache_read
-        attributes[GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = usage.cache_write
+        attributes[GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS] = usage.cache_write
     if conversation_id is None and session is not None:
         conversation_id = session.seed if key is None else keyed_digest(key, session.seed)
     if conversation_id is not None:

@@ -131,7 +131,8 @@ def cases() -> list[dict[str, Any]]:
         caching("gpt-4.1", OLD, "an older model"),
         caching("o-series", "o3", "not a gpt-<major> name"),
         caching("alias", "prod-chat", "a deployment alias"),
-        caching("other-digits", "gpt-\u0665.\u0666", "digits of another script, read by value"),
+        caching("other-digits", "gpt-\u0665.\u0666", "a version is ASCII digits only"),
+        caching("other-minor-digits", "gpt-5.\u0666", "the minor in other digits: gpt-5, a suffix"),
         caching("not-a-string", 5, "a model that is not a string", ("TypeError", "model")),
         # --- openai_chat --------------------------------------------------------------------
         case(
@@ -413,6 +414,37 @@ def cases() -> list[dict[str, Any]]:
             [USER, {"role": ["user"], "content": "x"}],
             error=("TypeError", "messages[1].role"),
         ),
+        case(
+            "chat-part-type-list",
+            "a part's type, read for the breakpoint, that is not a string",
+            "openai_chat",
+            [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": ["text"]}]}],
+            error=("TypeError", "messages[0].content[1].type"),
+            model=NEW,
+        ),
+        case(
+            "chat-part-type-unread",
+            "caching off: the parts are not read, the message passes as it is",
+            "openai_chat",
+            [{"role": "user", "content": [{"type": {"kind": "text"}, "text": "a"}]}],
+            model=OLD,
+        ),
+        case(
+            "chat-request-model-none",
+            "the request body needs a model name",
+            "openai_chat_request",
+            [USER],
+            error=("TypeError", "model"),
+            model=None,
+        ),
+        case(
+            "chat-request-model-type",
+            "the request body's model must be a string",
+            "openai_chat_request",
+            [USER],
+            error=("TypeError", "model"),
+            model=5,
+        ),
         # --- openai_responses -----------------------------------------------------------------
         case(
             "responses-string",
@@ -518,6 +550,29 @@ def cases() -> list[dict[str, Any]]:
             "openai_responses",
             [USER, {"content": "x"}],
             error=("TypeError", "input[1]"),
+        ),
+        case(
+            "responses-item-type-list",
+            "an item without a role has a string type",
+            "openai_responses",
+            [USER, {"type": ["function_call_output"], "call_id": "c1", "output": "x"}],
+            error=("TypeError", "input[1].type"),
+        ),
+        case(
+            "responses-part-type-object",
+            "a part's type, read for the breakpoint, that is not a string",
+            "openai_responses",
+            [{"role": "user", "content": [{"type": {"t": 1}, "text": "a"}]}],
+            error=("TypeError", "input[0].content[0].type"),
+            model=NEW,
+        ),
+        case(
+            "responses-output-part-type-null",
+            "a function_call_output part whose type is null",
+            "openai_responses",
+            [{"type": "function_call_output", "call_id": "c1", "output": [{"type": None}]}],
+            error=("TypeError", "input[0].output[0].type"),
+            model=NEW,
         ),
         case(
             "responses-bad-tail-role",
@@ -730,6 +785,58 @@ def cases() -> list[dict[str, Any]]:
                 {"role": "user", "content": "d"},
             ],
             error=("ValueError", "cache_control TTLs"),
+        ),
+        case(
+            "anthropic-ttl-order-marked-message",
+            "your 1h marker in the message the conversation marker goes on, after the 5m head",
+            "anthropic_messages",
+            [{"role": "user", "content": [marked("a", "1h"), {"type": "text", "text": "b"}]}],
+            error=("ValueError", "cache_control TTLs"),
+        ),
+        case(
+            "anthropic-ttl-order-marked-message-1h",
+            "the same with ttl='1h': every marker 1h",
+            "anthropic_messages",
+            [{"role": "user", "content": [marked("a", "1h"), {"type": "text", "text": "b"}]}],
+            ttl="1h",
+        ),
+        case(
+            "anthropic-ttl-order-marked-block",
+            "your 1h marker nested in the block the adapter marks (after its 5m marker)",
+            "anthropic_messages",
+            [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": "t1", "content": [marked("a", "1h")]}
+                    ],
+                }
+            ],
+            None,
+            error=("ValueError", "cache_control TTLs"),
+        ),
+        case(
+            "anthropic-cache-not-bool",
+            "cache must be a bool",
+            "anthropic_messages",
+            ant,
+            error=("TypeError", "cache"),
+            cache=1,
+        ),
+        case(
+            "anthropic-block-type-list",
+            "a block's type must be a string",
+            "anthropic_messages",
+            [USER, {"role": "assistant", "content": [{"type": ["text"], "text": "x"}]}],
+            error=("TypeError", "messages[1].content[0].type"),
+        ),
+        case(
+            "anthropic-system-block-type-object",
+            "a system block's type must be a string",
+            "anthropic_messages",
+            ant,
+            error=("TypeError", "system[0].type"),
+            system=[{"type": {"t": "text"}, "text": "x"}],
         ),
         case(
             "anthropic-first-not-user",

@@ -52,6 +52,10 @@ def chat() -> list[dict[str, Any]]:
         ("gpt-4o", False),
         ("o3", False),
         ("my-deployment", False),
+        # A version is ASCII digits: other scripts' digits are not read as one.
+        ("gpt-\u0665.\u0666", False),
+        ("gpt-\uff15.\uff16", False),
+        ("gpt-5.\u0666", False),
     ],
 )
 def test_openai_prompt_caching_by_model(model: str, expected: bool) -> None:
@@ -240,3 +244,39 @@ def test_openai_cache_option_errors(
 def test_openai_responses_tail_role_error() -> None:
     with pytest.raises(ValueError, match="tail_role: expected 'developer' or 'system' or 'user'"):
         openai_responses([], CONTEXT, tail_role="assistant")
+
+
+@pytest.mark.parametrize("model", [None, 5])
+def test_openai_chat_request_needs_a_model_name(model: object) -> None:
+    name = type(model).__name__
+    with pytest.raises(TypeError, match=rf"^model: expected a string, got {name}$"):
+        openai_chat_request(chat(), CONTEXT, model=model)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kind", "name"), [(["text"], "list"), ({"text": 1}, "dict"), (None, "NoneType")]
+)
+def test_openai_part_type_must_be_a_string(kind: object, name: str) -> None:
+    messages = [{"role": "user", "content": [{"type": kind, "text": "Hi"}]}]
+    with pytest.raises(
+        TypeError, match=rf"^messages\[0\]\.content\[0\]\.type: expected a string, got {name}$"
+    ):
+        openai_chat(messages, CONTEXT, model="gpt-5.6")
+    with pytest.raises(
+        TypeError, match=rf"^input\[0\]\.content\[0\]\.type: expected a string, got {name}$"
+    ):
+        openai_responses(messages, CONTEXT, model="gpt-5.6")
+    output = [{"type": "function_call_output", "call_id": "c1", "output": [{"type": kind}]}]
+    with pytest.raises(
+        TypeError, match=rf"^input\[0\]\.output\[0\]\.type: expected a string, got {name}$"
+    ):
+        openai_responses(output, CONTEXT, model="gpt-5.6")
+
+
+@pytest.mark.parametrize(
+    ("kind", "name"), [(["function_call_output"], "list"), ({"a": 1}, "dict"), (None, "NoneType")]
+)
+def test_openai_responses_item_type_must_be_a_string(kind: object, name: str) -> None:
+    items = [{"role": "user", "content": "Hi"}, {"type": kind, "call_id": "c1", "output": "x"}]
+    with pytest.raises(TypeError, match=rf"^input\[1\]\.type: expected a string, got {name}$"):
+        openai_responses(items, CONTEXT)

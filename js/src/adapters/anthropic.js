@@ -71,18 +71,14 @@ export function anthropicMessages(messages, context, options) {
 
   const request = [...messages];
   let budget = ANTHROPIC_MAX_BREAKPOINTS - used;
-  let markedAt = null;
-  if (cache && budget > 0) {
-    const found = conversationBreakpoint(messages, at, ttl);
-    if (found !== null) {
-      markedAt = found[0];
-      request[markedAt] = found[1];
-      budget -= 1;
-    }
+  const found = cache && budget > 0 ? conversationBreakpoint(messages, at, ttl) : null;
+  if (found !== null) {
+    request[found[0]] = found[1];
+    budget -= 1;
   }
   const headMarked = cache && budget > 0 && head !== null;
-  if ((headMarked || markedAt !== null) && inMessages + inSystem > 0) {
-    checkTtlOrder(systemBlocks, messages, headMarked, markedAt, ttl);
+  if ((headMarked || found !== null) && inMessages + inSystem > 0) {
+    checkTtlOrder(systemBlocks, messages, headMarked, found, ttl);
   }
   if (tail !== null) request.splice(at, 0, { role: tailRole, content: [{ type: "text", text: tail }] });
 
@@ -124,6 +120,10 @@ function countBreakpoints(blocks, where) {
   let count = 0;
   blocks.forEach((block, index) => {
     if (!isMapping(block)) throw new TypeError(`${where}[${index}]: expected a content block object, got ${typeName(block)}`);
+    // The placement reads a block's type; a type that is present is the API's string.
+    if (Object.hasOwn(block, "type") && typeof block.type !== "string") {
+      throw new TypeError(`${where}[${index}].type: expected a string, got ${typeName(block.type)}`);
+    }
     count += breakpointsIn(block);
   });
   return count;
@@ -197,20 +197,31 @@ function marker(ttl) {
   return ttl === null ? { type: "ephemeral" } : { type: "ephemeral", ttl };
 }
 
-/** Refuses markers whose TTLs would not be longest-first in the API's order. */
-function checkTtlOrder(systemBlocks, messages, headMarked, markedAt, ttl) {
+/**
+ * Refuses markers whose TTLs would not be longest-first in the API's order. `marked` is the
+ * conversation marker's message index and its marked copy: the caller's markers in that
+ * message are read in their place beside the adapter's.
+ */
+function checkTtlOrder(systemBlocks, messages, headMarked, marked, ttl) {
   const ours = ttl ?? "5m";
   const order = []; // [ttl, where], in the API's order
   if (headMarked) order.push([ours, "the head's marker (system[0])"]);
   systemBlocks.forEach((block, index) => {
-    for (const t of ttlsIn(block)) order.push([t, `your marker in system[${index}]`]);
+    for (const [t] of ttlsIn(block)) order.push([t, `your marker in system[${index}]`]);
   });
   messages.forEach((message, index) => {
     const content = message.content;
-    if (index === markedAt) {
-      order.push([ours, `the conversation marker (messages[${index}])`]);
+    if (marked !== null && index === marked[0]) {
+      // The marked copy holds the caller's markers (the same objects) and the adapter's.
+      const callers = new Set();
+      if (typeof content !== "string") for (const block of content) for (const [, m] of ttlsIn(block)) callers.add(m);
+      for (const block of marked[1].content) {
+        for (const [t, m] of ttlsIn(block)) {
+          order.push([t, callers.has(m) ? `your marker in messages[${index}]` : `the conversation marker (messages[${index}])`]);
+        }
+      }
     } else if (typeof content !== "string") {
-      for (const block of content) for (const t of ttlsIn(block)) order.push([t, `your marker in messages[${index}]`]);
+      for (const block of content) for (const [t] of ttlsIn(block)) order.push([t, `your marker in messages[${index}]`]);
     }
   });
   let shortest = order[0];
@@ -226,7 +237,7 @@ function checkTtlOrder(systemBlocks, messages, headMarked, markedAt, ttl) {
   }
 }
 
-/** The TTL of every marker on `block` and the blocks nested in it, in document order. */
+/** Every marker on `block` and the blocks nested in it, as [ttl, marker], in document order. */
 function ttlsIn(block) {
   const found = [];
   const pending = [block];
@@ -235,7 +246,7 @@ function ttlsIn(block) {
     let children;
     if (isMapping(value)) {
       const mark = own(value, "cache_control");
-      if (isMapping(mark)) found.push(own(mark, "ttl") === "1h" ? "1h" : "5m");
+      if (isMapping(mark)) found.push([own(mark, "ttl") === "1h" ? "1h" : "5m", mark]);
       children = Object.keys(value).filter((key) => key !== FREE_FORM_KEY).map((key) => value[key]);
     } else {
       children = value;
@@ -248,7 +259,7 @@ function ttlsIn(block) {
 }
 
 function markable(block) {
-  const kind = own(block, "type");
+  const kind = own(block, "type"); // a string: countBreakpoints refused any other type
   if (UNMARKABLE_BLOCKS.has(kind)) return false;
   const text = own(block, "text");
   return kind !== "text" || typeof text !== "string" || !isBlank(text);

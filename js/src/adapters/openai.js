@@ -30,28 +30,9 @@ const CHAT_MARKABLE_PARTS = new Set(["text", "image_url", "input_audio", "file"]
 const RESPONSES_MARKABLE_PARTS = new Set(["input_text", "input_image", "input_file"]);
 // Responses items whose `output` is a string or a list of input parts.
 const RESPONSES_OUTPUT_ITEMS = new Set(["function_call_output"]);
-// GPT-5.6 and later accept `prompt_cache_options` and `prompt_cache_breakpoint`. `\p{Nd}`,
-// as Python's `\d` in a str pattern: any decimal digit, read by its value.
-const GPT_NAME = /^gpt-(\p{Nd}+)(?:\.(\p{Nd}+))?(?!\p{Nd})/u;
-const DIGIT = /\p{Nd}/u;
-
-/** The value of a run of decimal digits of any script, as Python's `int()` reads it. */
-function digitsValue(digits) {
-  let ascii = "";
-  for (const ch of digits) {
-    const code = ch.codePointAt(0);
-    if (code < 0x80) {
-      ascii += ch;
-      continue;
-    }
-    // Unicode encodes each script's digits 0 to 9 as a contiguous run (a stability policy):
-    // a digit's value is its distance from the start of its run, modulo 10.
-    let start = code;
-    while (DIGIT.test(String.fromCodePoint(start - 1))) start -= 1;
-    ascii += String((code - start) % 10);
-  }
-  return BigInt(ascii);
-}
+// GPT-5.6 and later accept `prompt_cache_options` and `prompt_cache_breakpoint`. ASCII
+// digits only: a version is never written in another script's digits.
+const GPT_NAME = /^gpt-([0-9]+)(?:\.([0-9]+))?(?![0-9])/;
 
 /**
  * Whether `model` takes `prompt_cache_options` and `prompt_cache_breakpoint`: `gpt-<major>[.<minor>]`
@@ -63,8 +44,8 @@ export function openaiPromptCaching(model) {
   if (name.startsWith("ft:")) name = name.slice(3);
   const found = GPT_NAME.exec(name);
   if (found === null) return false;
-  const major = digitsValue(found[1]);
-  const minor = found[2] === undefined ? 0n : digitsValue(found[2]);
+  const major = BigInt(found[1]);
+  const minor = found[2] === undefined ? 0n : BigInt(found[2]);
   return major > 5n || (major === 5n && minor >= 6n);
 }
 
@@ -89,6 +70,7 @@ export function openaiChatRequest(messages, context, options) {
   if (o.model === undefined) {
     throw new TypeError("model: openaiChatRequest needs the model name (the body's `model`)");
   }
+  if (typeof o.model !== "string") throw new TypeError(`model: expected a string, got ${typeName(o.model)}`);
   const [request, mode] = chat(messages, context, o);
   const body = { model: o.model, messages: request };
   if (mode !== "off") body.prompt_cache_options = { mode };
@@ -178,9 +160,10 @@ function cacheChoice(model, cache, cacheHead, ttl) {
 /**
  * The content as a new array with its last markable part marked; `true` when a part the
  * caller marked comes first (it already ends a cached prefix); `null` when no part
- * qualifies. A string becomes one text part (the API's own reading of a string).
+ * qualifies. A string becomes one text part (the API's own reading of a string). A part
+ * read whose `type` is not a string is a TypeError naming `where[position].type`.
  */
-function lastPart(content, kinds, textKind, marker) {
+function lastPart(content, kinds, textKind, marker, where) {
   if (typeof content === "string") {
     if (isBlank(content)) return null;
     return [{ type: textKind, text: content, prompt_cache_breakpoint: { ...marker } }];
@@ -190,6 +173,9 @@ function lastPart(content, kinds, textKind, marker) {
     const part = content[position];
     if (!isMapping(part)) continue;
     if (present(part, "prompt_cache_breakpoint")) return true;
+    if (Object.hasOwn(part, "type") && typeof part.type !== "string") {
+      throw new TypeError(`${where}[${position}].type: expected a string, got ${typeName(part.type)}`);
+    }
     if (kinds.has(own(part, "type"))) {
       const text = own(part, "text");
       if (typeof text === "string" && isBlank(text)) continue;
@@ -205,7 +191,7 @@ function chatBreakpoint(messages, marker) {
   for (let index = messages.length - 1; index >= 0; index--) {
     const message = messages[index];
     if (!CHAT_MARKABLE_ROLES.has(own(message, "role"))) continue; // walk back past assistant content
-    const content = lastPart(own(message, "content"), CHAT_MARKABLE_PARTS, "text", marker);
+    const content = lastPart(own(message, "content"), CHAT_MARKABLE_PARTS, "text", marker, `messages[${index}].content`);
     if (content === true) return null;
     if (content !== null) return [index, { ...message, content }];
   }
@@ -219,12 +205,12 @@ function responsesBreakpoint(items, marker) {
     if (Object.hasOwn(item, "role")) {
       if (!RESPONSES_MARKABLE_ROLES.has(item.role)) continue;
       key = "content";
-    } else if (RESPONSES_OUTPUT_ITEMS.has(own(item, "type"))) {
+    } else if (RESPONSES_OUTPUT_ITEMS.has(item.type)) { // a string: checkInputItems
       key = "output";
     } else {
       continue; // function calls, reasoning, ...: the model's output
     }
-    const content = lastPart(own(item, key), RESPONSES_MARKABLE_PARTS, "input_text", marker);
+    const content = lastPart(own(item, key), RESPONSES_MARKABLE_PARTS, "input_text", marker, `input[${index}].${key}`);
     if (content === true) return null;
     if (content !== null) return [index, { ...item, [key]: content }];
   }
@@ -243,6 +229,8 @@ function checkInputItems(items) {
     } else if (!Object.hasOwn(item, "type")) {
       throw new TypeError(
         `input[${index}]: an input item needs a 'role' (a message) or a 'type' (such as 'function_call_output')`);
+    } else if (typeof item.type !== "string") {
+      throw new TypeError(`input[${index}].type: expected a string, got ${typeName(item.type)}`);
     }
   });
   return items;

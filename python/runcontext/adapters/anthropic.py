@@ -74,6 +74,8 @@ def anthropic_messages(
         )
     if reserved_breakpoints < 0:
         raise ValueError(f"reserved_breakpoints: expected a count >= 0, got {reserved_breakpoints}")
+    if type(cache) is not bool:
+        raise TypeError(f"cache: expected a bool, got {type(cache).__name__}")
     check_messages(messages)
     in_messages = _check_anthropic_messages(messages)
     system_blocks = _system_blocks(system)
@@ -109,16 +111,13 @@ def anthropic_messages(
 
     request: list[Any] = list(messages)
     budget = ANTHROPIC_MAX_BREAKPOINTS - used
-    marked_at: int | None = None
-    if cache and budget:
-        found = _conversation_breakpoint(messages, at, ttl)
-        if found is not None:
-            marked_at, marked = found
-            request[marked_at] = marked
-            budget -= 1
+    found = _conversation_breakpoint(messages, at, ttl) if cache and budget else None
+    if found is not None:
+        request[found[0]] = found[1]
+        budget -= 1
     head_marked = cache and bool(budget) and head is not None
-    if (head_marked or marked_at is not None) and in_messages + in_system:
-        _check_ttl_order(system_blocks, messages, head_marked, marked_at, ttl)
+    if (head_marked or found is not None) and in_messages + in_system:
+        _check_ttl_order(system_blocks, messages, head_marked, found, ttl)
     if tail is not None:
         request.insert(at, {"role": tail_role, "content": [{"type": "text", "text": tail}]})
 
@@ -166,6 +165,11 @@ def _count_breakpoints(blocks: object, where: str) -> int:
         if type(block) is not dict and not isinstance(block, Mapping):
             raise TypeError(
                 f"{where}[{index}]: expected a content block mapping, got {type(block).__name__}"
+            )
+        # The placement reads a block's type; a type that is present is the API's string.
+        if "type" in block and not isinstance(block["type"], str):
+            raise TypeError(
+                f"{where}[{index}].type: expected a string, got {type(block['type']).__name__}"
             )
         count += _breakpoints_in(block)
     return count
@@ -257,23 +261,38 @@ def _check_ttl_order(
     system_blocks: Sequence[Mapping[str, Any]],
     messages: Sequence[Mapping[str, Any]],
     head_marked: bool,
-    marked_at: int | None,
+    marked: tuple[int, Mapping[str, Any]] | None,
     ttl: str | None,
 ) -> None:
-    """Refuse markers whose TTLs would not be longest-first in the API's order."""
+    """Refuse markers whose TTLs would not be longest-first in the API's order.
+
+    ``marked`` is the conversation marker's message index and its marked copy: the caller's
+    markers in that message are read in their place beside the adapter's.
+    """
     ours = ttl or "5m"
     order: list[tuple[str, str]] = []  # (ttl, where), in the API's order
     if head_marked:
         order.append((ours, "the head's marker (system[0])"))
     for index, block in enumerate(system_blocks):
-        order.extend((t, f"your marker in system[{index}]") for t in _ttls_in(block))
+        order.extend((t, f"your marker in system[{index}]") for t, _ in _ttls_in(block))
     for index, message in enumerate(messages):
         content = message["content"]
-        if index == marked_at:
-            order.append((ours, f"the conversation marker (messages[{index}])"))
+        if marked is not None and index == marked[0]:
+            # The marked copy holds the caller's markers (the same objects) and the adapter's.
+            callers = (
+                set()
+                if isinstance(content, str)
+                else {id(m) for block in content for _, m in _ttls_in(block)}
+            )
+            for block in marked[1]["content"]:
+                for t, marker in _ttls_in(block):
+                    if id(marker) in callers:
+                        order.append((t, f"your marker in messages[{index}]"))
+                    else:
+                        order.append((t, f"the conversation marker (messages[{index}])"))
         elif not isinstance(content, str):
             for block in content:
-                order.extend((t, f"your marker in messages[{index}]") for t in _ttls_in(block))
+                order.extend((t, f"your marker in messages[{index}]") for t, _ in _ttls_in(block))
     shortest = order[0]
     for entry in order[1:]:
         if ANTHROPIC_TTLS.index(entry[0]) > ANTHROPIC_TTLS.index(shortest[0]):
@@ -287,16 +306,16 @@ def _check_ttl_order(
             shortest = entry
 
 
-def _ttls_in(block: Mapping[str, Any]) -> list[str]:
-    """The TTL of every marker on ``block`` and the blocks nested in it, in document order."""
-    found: list[str] = []
+def _ttls_in(block: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """Every marker on ``block`` and the blocks nested in it, with its TTL, in document order."""
+    found: list[tuple[str, Mapping[str, Any]]] = []
     pending: list[Any] = [block]
     while pending:  # depth already bounded by _breakpoints_in, which saw every block first
         value = pending.pop()
         if isinstance(value, Mapping):
             marker = value.get("cache_control")
             if isinstance(marker, Mapping):
-                found.append("1h" if marker.get("ttl") == "1h" else "5m")
+                found.append(("1h" if marker.get("ttl") == "1h" else "5m", marker))
             children = [item for key, item in value.items() if key not in _FREE_FORM_KEYS]
         else:
             children = list(value)
@@ -307,8 +326,8 @@ def _ttls_in(block: Mapping[str, Any]) -> list[str]:
 
 
 def _markable(block: Mapping[str, Any]) -> bool:
-    kind = block.get("type")
-    if kind in _UNMARKABLE_BLOCKS:
+    kind = block.get("type")  # a string: _count_breakpoints refused any other type
+    if isinstance(kind, str) and kind in _UNMARKABLE_BLOCKS:
         return False
     text = block.get("text")
     return kind != "text" or not isinstance(text, str) or bool(text.strip())

@@ -50,16 +50,18 @@ _RESPONSES_MARKABLE_PARTS = frozenset({"input_text", "input_image", "input_file"
 _RESPONSES_OUTPUT_ITEMS = frozenset({"function_call_output"})
 # GPT-5.6 and later accept `prompt_cache_options` and `prompt_cache_breakpoint`.
 _FIRST_CACHE_VERSION = (5, 6)
-_GPT_NAME = re.compile(r"gpt-(\d+)(?:\.(\d+))?(?!\d)")
+# ASCII digits only: a version is never written in another script's digits.
+_GPT_NAME = re.compile(r"gpt-([0-9]+)(?:\.([0-9]+))?(?![0-9])")
 
 
 def openai_prompt_caching(model: str) -> bool:
     """Whether ``model`` takes ``prompt_cache_options`` and ``prompt_cache_breakpoint``.
 
-    True for ``gpt-<major>[.<minor>]`` names from GPT-5.6 on, with any suffix (``-mini``, a
-    date), behind a gateway's ``provider/`` prefix or in a fine-tune's ``ft:`` name. Every other
-    name (older models, ``o``-series, a deployment alias) is False: the adapters then send
-    neither field, which every model accepts; pass ``cache="explicit"`` to override.
+    True for ``gpt-<major>[.<minor>]`` names (ASCII digits) from GPT-5.6 on, with any suffix
+    (``-mini``, a date), behind a gateway's ``provider/`` prefix or in a fine-tune's ``ft:``
+    name. Every other name (older models, ``o``-series, a deployment alias) is False: the
+    adapters then send neither field, which every model accepts; pass ``cache="explicit"`` to
+    override.
     """
     if not isinstance(model, str):
         raise TypeError(f"model: expected a string, got {type(model).__name__}")
@@ -117,6 +119,8 @@ def openai_chat_request(
     :func:`openai_prompt_caching` recognises, so the request writes only its own breakpoints);
     with ``cache="off"`` (the default on other models) there is no such key.
     """
+    if not isinstance(model, str):  # the body's `model`: None is not a model name
+        raise TypeError(f"model: expected a string, got {type(model).__name__}")
     request, mode = _chat(messages, context, role, tail_role, model, cache, cache_head, ttl)
     body: dict[str, Any] = {"model": model, "messages": request}
     if mode != "off":
@@ -245,11 +249,16 @@ def _marked_part(part: Mapping[str, Any], marker: Mapping[str, Any]) -> dict[str
 
 
 def _last_part(
-    content: object, kinds: frozenset[str], text_kind: str, marker: Mapping[str, Any]
+    content: object,
+    kinds: frozenset[str],
+    text_kind: str,
+    marker: Mapping[str, Any],
+    where: str,
 ) -> list[Any] | bool | None:
     """The content, as a new list with its last markable part marked; True when a part the
     caller marked is reached first (it already ends a cached prefix); None when no part
-    qualifies. A string becomes one text part (the API's own reading of a string)."""
+    qualifies. A string becomes one text part (the API's own reading of a string). A part
+    read whose ``type`` is not a string is a TypeError naming ``where[position].type``."""
     if isinstance(content, str):
         if not content.strip():
             return None
@@ -262,7 +271,12 @@ def _last_part(
             continue
         if part.get("prompt_cache_breakpoint") is not None:
             return True
-        if part.get("type") in kinds:
+        kind = part.get("type")
+        if "type" in part and not isinstance(kind, str):
+            raise TypeError(
+                f"{where}[{position}].type: expected a string, got {type(kind).__name__}"
+            )
+        if kind in kinds:
             text = part.get("text")
             if isinstance(text, str) and not text.strip():
                 continue
@@ -280,7 +294,13 @@ def _chat_breakpoint(
         message = messages[index]
         if message["role"] not in _CHAT_MARKABLE_ROLES:
             continue  # assistant content cannot carry one: walk back past it
-        content = _last_part(message.get("content"), _CHAT_MARKABLE_PARTS, "text", marker)
+        content = _last_part(
+            message.get("content"),
+            _CHAT_MARKABLE_PARTS,
+            "text",
+            marker,
+            f"messages[{index}].content",
+        )
         if content is True:
             return None
         if isinstance(content, list):
@@ -298,11 +318,13 @@ def _responses_breakpoint(
             if item["role"] not in _RESPONSES_MARKABLE_ROLES:
                 continue
             key = "content"
-        elif item.get("type") in _RESPONSES_OUTPUT_ITEMS:
+        elif item["type"] in _RESPONSES_OUTPUT_ITEMS:  # a string: _check_input_items
             key = "output"
         else:
             continue  # function calls, reasoning, ...: the model's output
-        content = _last_part(item.get(key), _RESPONSES_MARKABLE_PARTS, "input_text", marker)
+        content = _last_part(
+            item.get(key), _RESPONSES_MARKABLE_PARTS, "input_text", marker, f"input[{index}].{key}"
+        )
         if content is True:
             return None
         if isinstance(content, list):
@@ -328,5 +350,9 @@ def _check_input_items(items: object) -> Sequence[Mapping[str, Any]]:
             raise TypeError(
                 f"input[{index}]: an input item needs a 'role' (a message) "
                 f"or a 'type' (such as 'function_call_output')"
+            )
+        elif not isinstance(item["type"], str):
+            raise TypeError(
+                f"input[{index}].type: expected a string, got {type(item['type']).__name__}"
             )
     return items

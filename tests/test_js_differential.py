@@ -255,13 +255,6 @@ _messages = st.lists(
     min_size=1,
     max_size=3,
 )
-def _distinct_names(context: dict[str, Any]) -> bool:
-    """A context whose entries' names are all different (a valid RunContext: a name used twice,
-    a head and a tail section alike, is refused in both languages, not recorded)."""
-    names = [name for pairs in context.values() for name, _ in pairs]
-    return len(names) == len(set(names))
-
-
 _contexts = st.fixed_dictionaries(
     {},
     optional={
@@ -269,7 +262,7 @@ _contexts = st.fixed_dictionaries(
         "facts": unique_pairs(),
         "tail_sections": unique_pairs(),
     },
-).filter(_distinct_names)
+)
 
 
 @settings(max_examples=25)

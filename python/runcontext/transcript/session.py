@@ -40,6 +40,7 @@ from runcontext._core import (
     Transcript,
     canonical_json,
     digest_bytes,
+    json_value,
 )
 from runcontext.errors import CanonicalJSONError
 from runcontext.transcript._timestamps import Clock, parse_time, timestamp, utc_now
@@ -423,6 +424,16 @@ class Session:
             self._refresh(warn=True)
             self._check_run_number(run)
             return self._state.decoded_messages_at(run)
+
+    def reply_to(self, run: int) -> Any:
+        """Run number ``run``'s reply: the message at position ``Run.messages`` of the
+        conversation it was sent, if one was recorded before the next compaction or elision
+        (docs/TRANSCRIPT.md, *Replay*); ``None`` otherwise."""
+        with self._thread_lock:
+            self._refresh(warn=True)
+            self._check_run_number(run)
+            body = self._state.reply_of(run)
+            return None if body is None else json_value(body)
 
     def edits(self) -> list[Compaction | Elision]:
         """Every compaction and elision recorded, in order."""

@@ -137,7 +137,7 @@ def test_the_page_lists_the_edits_and_each_runs_own_messages(transcript: Path) -
     )
 
     def shown(row: list[object]) -> list[object]:
-        offset, first, count, _ = row[7]  # type: ignore[misc]
+        offset, _first, count, _ = row[7]  # type: ignore[misc]
         return [json.loads(text) for text in data["messages"][offset : offset + count]]
 
     rows = data["runs"]

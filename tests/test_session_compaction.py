@@ -192,3 +192,15 @@ def test_edits_argument_is_checked(tmp_path: Path) -> None:
             session.record_run(messages, None, DONE, edits="x")  # type: ignore[arg-type]
         with pytest.raises(TypeError, match=r"start: expected a position \(int\), got bool"):
             session.compact(True, 2, [SUMMARY])
+
+
+def test_a_compaction_of_message_0_by_another_writer_is_seen_under_the_lock(
+    tmp_path: Path,
+) -> None:
+    with _session(tmp_path) as stale, Session.open(tmp_path / "t.jsonl") as other:
+        other.compact(0, 2, [SUMMARY, {"role": "user", "content": "Go on."}])
+        # The stale session last read message 0 as SYSTEM; its conversation's last message
+        # is still at its place, so only message 0 tells it from the compacted one.
+        with pytest.raises(SeedMismatchError, match=r"since a compaction replaced the seed"):
+            stale.record_run([SYSTEM, USER, CALL, RESULT, DONE, NEXT], None, DONE)
+        assert stale.runs()[-1].number == 2

@@ -817,6 +817,11 @@ class Session:
         recorded_run: list[Run] = []
 
         def build() -> list[bytes]:
+            # Another writer may have compacted message 0 since the check above: again, under
+            # the lock, against what was just read.
+            state = self._state
+            if state.message_count and state.message(0) != message_body(messages[0], "messages[0]"):
+                self.check_seed(messages)
             self._check_continues(messages)
             recorded = self._state.message_count
             lines = [

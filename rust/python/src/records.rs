@@ -575,9 +575,13 @@ impl Elision {
     }
 
     fn __repr__(&self) -> String {
+        // As Python shows a tuple: `(4,)`, `(4, 9)`.
+        let shown: Vec<String> = self.indices.iter().map(usize::to_string).collect();
+        let comma = if shown.len() == 1 { "," } else { "" };
         format!(
-            "Elision(after_run={}, indices={:?})",
-            self.after_run, self.indices
+            "Elision(after_run={}, indices=({}{comma}))",
+            self.after_run,
+            shown.join(", ")
         )
     }
 

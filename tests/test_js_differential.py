@@ -262,6 +262,14 @@ _contexts = st.fixed_dictionaries(
         "facts": unique_pairs(),
         "tail_sections": unique_pairs(),
     },
+).filter(
+    # A valid context: section names are unique across head and tail together.
+    lambda c: (
+        not (
+            {name for name, _ in c.get("head_sections", [])}
+            & {name for name, _ in c.get("tail_sections", [])}
+        )
+    )
 )
 
 

@@ -105,7 +105,23 @@ export declare class Run {
   readonly context: RunContext;
   readonly sections: readonly Section[];
   readonly facts: readonly (readonly [string, string])[];
+  /** The conversation exactly as this run was sent it (after the compactions before it). */
+  conversation(): Message[];
 }
+
+/** A compaction or an elision, as read (docs/TRANSCRIPT.md). */
+export type Edit =
+  | {
+      kind: "compaction";
+      after_run: number;
+      time: string;
+      start: number;
+      end: number;
+      messages: Message[];
+      mode: "summary" | "trim";
+      tokens: { before: number; after: number; quality: string } | null;
+    }
+  | { kind: "elision"; after_run: number; time: string; items: [number, Message][] };
 
 export interface OpenOptions {
   repair?: boolean;
@@ -139,6 +155,7 @@ export declare class Session {
   readonly messageCount: number;
   messages(): Message[];
   runs(): Run[];
+  edits(): Edit[];
   refresh(): void;
   toBytes(): Uint8Array;
   checkSeed(messages: readonly Message[]): void;
@@ -156,6 +173,7 @@ export declare class Session {
 export interface Verified {
   messages: Message[];
   runs: Run[];
+  edits: Edit[];
   chain: string | null;
   torn: TornTail | null;
   unchained: boolean;

@@ -25,6 +25,7 @@ from reference.jcs import digest as jcs_digest
 from reference.runcontext import RunContext
 from reference.transcript import (
     MAX_DEPTH,
+    Edit,
     Transcript,
     TranscriptRefError,
     Writer,
@@ -1559,6 +1560,283 @@ CASES: list[Case] = [
 ]
 
 
+# --- compactions and elisions ----------------------------------------------------------------
+
+SUMMARY = {"role": "user", "content": "Summary: the flaky test was a race; the docs are next."}
+USER3 = {"role": "user", "content": "Release it."}
+REPLY3 = {"role": "assistant", "content": "Released."}
+STUB = {"role": "assistant", "content": "[cleared]"}
+T4 = "2025-02-03T10:00:00Z"
+T5 = "2025-02-03T10:05:00Z"
+COMPACTION_TOKENS = {"before": 5200, "after": 900, "quality": "calibrated"}
+
+
+def compacted_writer() -> Writer:
+    """The base transcript, then lines 11 a compaction of [1, 4) (length 5 -> 3), 12 message
+    3, 13 run 3 (4 messages), 14 message 4."""
+    writer = base_writer()
+    writer.compact(1, 4, [SUMMARY], T3, tokens=COMPACTION_TOKENS)
+    writer.record_run([*writer.messages, USER3], CTX2, REPLY3, T4)
+    return writer
+
+
+def edited_writer() -> Writer:
+    """compacted_writer's, then line 15 an elision of positions 0 and 2, 16 message 5, 17 run
+    4 (6 messages), 18 message 6."""
+    writer = compacted_writer()
+    writer.elide({0: {"role": "system", "content": "[system prompt]"}, 2: STUB}, T5)
+    writer.record_run([*writer.messages, USER2], CTX1, REPLY2, T5)
+    return writer
+
+
+def compacted_bodies() -> list[dict[str, Any]]:
+    copied: list[dict[str, Any]] = json.loads(json.dumps(compacted_writer().bodies))
+    return copied
+
+
+def compacted_with(change: Callable[[list[dict[str, Any]]], object]) -> bytes:
+    """compacted_writer's records changed by ``change`` (in place), rechained."""
+    records = compacted_bodies()
+    change(records)
+    return encode(records)
+
+
+def _compact_at_zero() -> bytes:
+    writer = base_writer()
+    writer.compact(0, 3, [SUMMARY], T3, mode="summary")
+    writer.record_run([*writer.messages, USER3], CTX2, REPLY3, T4)
+    return writer.to_bytes()
+
+
+def _trim_to_nothing() -> bytes:
+    writer = base_writer()
+    writer.compact(1, 5, [], T3, mode="trim")
+    writer.record_run([*writer.messages, USER3], None, REPLY3, T4)
+    return writer.to_bytes()
+
+
+def _trim_with_marker_to_the_end() -> bytes:
+    writer = base_writer()
+    writer.compact(2, 5, [{"role": "user", "content": "[3 messages removed]"}], T3, mode="trim")
+    return writer.to_bytes()
+
+
+def _compaction_after_edit(**changes: Any) -> Callable[[list[dict[str, Any]]], None]:
+    def change(records: list[dict[str, Any]]) -> None:
+        records[10].update(changes)
+
+    return change
+
+
+def _elision_with(items: Any) -> bytes:
+    return compacted_with(lambda r: r.append({"type": "elision", "items": items, "time": T5}))
+
+
+def compaction_record_for(start: int, end: int, messages: list[Any], mode: str) -> dict[str, Any]:
+    return {
+        "type": "compaction",
+        "start": start,
+        "end": end,
+        "messages": messages,
+        "mode": mode,
+        "time": T5,
+    }
+
+
+EDIT_CASES: list[Case] = [
+    Case(
+        "compaction-summary",
+        "A compaction of positions [1, 4) into one summary message, with its token counts; run "
+        "3 is sent the compacted conversation (4 messages) and its reply is position 4. Runs 1 "
+        "and 2 replay as they were sent.",
+        compacted_writer().to_bytes(),
+    ),
+    Case(
+        "compaction-and-elision",
+        "A compaction, then an elision of positions 0 and 2 (stubs), then run 4: every run "
+        "replays the conversation of its own generation.",
+        edited_writer().to_bytes(),
+    ),
+    Case(
+        "compaction-replaces-message-0",
+        "A compaction from position 0 (as LangChain's summarisation does): line 2 still holds "
+        "the original message 0 with the header's seed.",
+        _compact_at_zero(),
+    ),
+    Case(
+        "trim-to-nothing",
+        "A hard trim of [1, 5) that leaves nothing in its place (mode trim, no messages).",
+        _trim_to_nothing(),
+    ),
+    Case(
+        "trim-with-marker-to-the-end",
+        "A trim that ends at the current length and leaves a marker message; no run after it.",
+        _trim_with_marker_to_the_end(),
+    ),
+    Case(
+        "compaction-without-tokens",
+        "tokens is optional on a compaction.",
+        compacted_with(lambda r: r[10].pop("tokens")),
+    ),
+    # --- refused -------------------------------------------------------------------------------
+    Case(
+        "compaction-end-beyond",
+        "A compaction whose end is past the current conversation (5 messages).",
+        compacted_with(_compaction_after_edit(end=6)),
+        ("compaction", 11),
+    ),
+    Case(
+        "compaction-end-beyond-after-compaction",
+        "The length a second compaction is checked against is the compacted one (5 messages "
+        "after run 3's reply), not the number of message records (7).",
+        compacted_with(lambda r: r.append(compaction_record_for(1, 6, [SUMMARY], "summary"))),
+        ("compaction", 15),
+    ),
+    Case(
+        "compaction-leaves-nothing",
+        "A trim of the whole conversation with nothing in its place: a conversation keeps at "
+        "least one message.",
+        compacted_with(_compaction_after_edit(start=0, end=5, messages=[], mode="trim")),
+        ("compaction", 11),
+    ),
+    Case(
+        "elision-index-beyond",
+        "An elision of position 5 of a 5-message conversation.",
+        _elision_with([{"index": 5, "message": STUB}]),
+        ("elision", 15),
+    ),
+    Case(
+        "elision-index-beyond-after-compaction",
+        "An elision of position 6: 7 message records were written, but the conversation holds "
+        "5 since the compaction.",
+        _elision_with([{"index": 1, "message": STUB}, {"index": 6, "message": STUB}]),
+        ("elision", 15),
+    ),
+    Case(
+        "index-after-compaction",
+        "The message after a compaction must take the compacted length (3), not the count of "
+        "message records (5).",
+        compacted_with(lambda r: r[11].update(index=5)),
+        ("index", 12),
+    ),
+    Case(
+        "run-messages-beyond-compacted-length",
+        "A run that claims 5 messages of a conversation compacted to 4.",
+        compacted_with(lambda r: r[12].update(messages=5)),
+        ("run", 13),
+    ),
+    Case(
+        "compaction-start-not-below-end",
+        "start must be below end (an empty range replaces nothing).",
+        compacted_with(_compaction_after_edit(start=4)),
+        ("member-value", 11),
+    ),
+    Case(
+        "compaction-mode-unknown",
+        "mode is summary or trim.",
+        compacted_with(_compaction_after_edit(mode="drop")),
+        ("member-value", 11),
+    ),
+    Case(
+        "compaction-summary-without-messages",
+        "A summary carries at least one message.",
+        compacted_with(_compaction_after_edit(messages=[])),
+        ("member-value", 11),
+    ),
+    Case(
+        "compaction-message-not-a-message",
+        "A replacement message obeys the message rule.",
+        compacted_with(_compaction_after_edit(messages=[{"content": "no role"}])),
+        ("member-value", 11),
+    ),
+    Case(
+        "compaction-tokens-billed",
+        "A compaction's tokens has exactly before, after and quality.",
+        compacted_with(
+            _compaction_after_edit(tokens={**COMPACTION_TOKENS, "billed": {"input": 1}})
+        ),
+        ("member-value", 11),
+    ),
+    Case(
+        "compaction-tokens-quality",
+        "tokens.quality is exact, calibrated or estimated.",
+        compacted_with(_compaction_after_edit(tokens={**COMPACTION_TOKENS, "quality": "guess"})),
+        ("member-value", 11),
+    ),
+    Case(
+        "compaction-missing-time",
+        "A compaction without its time.",
+        compacted_with(lambda r: r[10].pop("time")),
+        ("members", 11),
+    ),
+    Case(
+        "elision-empty-items",
+        "An elision names at least one position.",
+        _elision_with([]),
+        ("member-value", 15),
+    ),
+    Case(
+        "elision-indices-not-increasing",
+        "An elision's indices strictly increase (a repeated index is refused too).",
+        _elision_with([{"index": 2, "message": STUB}, {"index": 2, "message": STUB}]),
+        ("member-value", 15),
+    ),
+    Case(
+        "elision-stub-not-a-message",
+        "A stub obeys the message rule.",
+        _elision_with([{"index": 2, "message": {"content": "[cleared]"}}]),
+        ("member-value", 15),
+    ),
+    Case(
+        "elision-item-extra-member",
+        "An item has exactly index and message.",
+        _elision_with([{"index": 2, "message": STUB, "why": "old"}]),
+        ("member-value", 15),
+    ),
+    Case(
+        "compaction-on-line-2",
+        "Line 2 is the message at index 0 whatever follows: a compaction there is seed.",
+        encode(
+            [
+                header_record(SYSTEM, T0),
+                compaction_record_for(0, 1, [SUMMARY], "summary"),
+                message_record(0, SYSTEM),
+            ]
+        ),
+        ("seed", 2),
+    ),
+    Case(
+        "compaction-in-version-1",
+        "A version 1 file has no compactions: unknown-type, as a version 1 reader says.",
+        encode(
+            [
+                {**header_record(SYSTEM, T0), "version": 1},
+                message_record(0, SYSTEM),
+                message_record(1, USER),
+                compaction_record_for(0, 1, [SUMMARY], "summary"),
+            ],
+            version=1,
+        ),
+        ("unknown-type", 4),
+    ),
+    Case(
+        "chain-over-compaction",
+        "Precedence: a compaction edited in place to end past the conversation is chain (the "
+        "chain is checked before the record's own rules).",
+        edit_line(compacted_writer().to_bytes(), 11, b'"end":4', b'"end":9'),
+        ("chain", 11),
+    ),
+    Case(
+        "member-value-over-chain-in-compaction",
+        "Precedence: a compaction edited in place to an unknown mode is member-value.",
+        edit_line(compacted_writer().to_bytes(), 11, b'"mode":"summary"', b'"mode":"brief"'),
+        ("member-value", 11),
+    ),
+]
+
+CASES.extend(EDIT_CASES)
+
+
 # --- expected outcomes ---------------------------------------------------------------------
 
 
@@ -1582,9 +1860,11 @@ def expected(transcript: Transcript) -> dict[str, Any]:
                 ],
                 "facts": [[name, value] for name, value in run.context.facts],
                 "tokens": run.tokens,
+                "sent": [jcs_canonical_json(m).decode() for m in run.sent],
             }
             for run in transcript.runs
         ],
+        "edits": [edit_expected(edit) for edit in transcript.edits],
         "chain": transcript.chain,
         "torn": None
         if transcript.torn is None
@@ -1594,6 +1874,28 @@ def expected(transcript: Transcript) -> dict[str, Any]:
             "length": transcript.torn.length,
         },
         "unchained": transcript.unchained,
+    }
+
+
+def edit_expected(edit: Edit) -> dict[str, Any]:
+    """A compaction or elision in the vectors' shape."""
+    text = lambda m: jcs_canonical_json(m).decode()  # noqa: E731
+    if edit.kind == "compaction":
+        return {
+            "kind": "compaction",
+            "after_run": edit.after_run,
+            "time": edit.time,
+            "start": edit.start,
+            "end": edit.end,
+            "messages": [text(m) for m in edit.messages],
+            "mode": edit.mode,
+            "tokens": edit.tokens,
+        }
+    return {
+        "kind": "elision",
+        "after_run": edit.after_run,
+        "time": edit.time,
+        "items": [[index, text(m)] for index, m in edit.items],
     }
 
 

@@ -764,7 +764,11 @@ def test_a_duplicate_member_is_refused_not_silently_dropped(valid: Path) -> None
         (2, lambda r: r.pop("index"), "a message record with missing index"),
         (3, lambda r: r.update(extra=1), "a section record with unexpected extra"),
         (5, lambda r: r.update(run=3), "run number 3, expected 1"),
-        (5, lambda r: r.update(messages=9), "carried 9 messages, but only 1 are recorded"),
+        (
+            5,
+            lambda r: r.update(messages=9),
+            "carried 9 messages, but the conversation holds only 1",
+        ),
         (5, lambda r: r.update(time="2025-01-31 09:31"), "'time' must be a UTC timestamp"),
         (5, lambda r: r.update(facts={"date": "Monday"}), "'facts' must be an array"),
         (5, lambda r: r["sections"][0].update(name="README"), 'run 1 names section "README"'),

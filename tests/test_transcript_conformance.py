@@ -195,6 +195,44 @@ class _Verified:
     chain: str
     torn: object
     unchained: bool
+    sent: list[list[Any]]
+    edits: list[tuple[Any, list[Any]]]
+
+
+@dataclass(frozen=True)
+class _Compaction:
+    after_run: int
+    timestamp: str
+    start: int
+    end: int
+    mode: str
+    tokens_before: int | None
+    tokens_after: int | None
+    quality: str | None
+
+
+@dataclass(frozen=True)
+class _Elision:
+    after_run: int
+    timestamp: str
+    indices: tuple[int, ...]
+
+
+def _edit(edit: Any) -> tuple[Any, list[Any]]:
+    if edit.kind == "elision":
+        indices = tuple(index for index, _ in edit.items)
+        return _Elision(edit.after_run, edit.time, indices), [m for _, m in edit.items]
+    tokens = edit.tokens or {}
+    return _Compaction(
+        edit.after_run,
+        edit.time,
+        edit.start,
+        edit.end,
+        edit.mode,
+        tokens.get("before"),
+        tokens.get("after"),
+        tokens.get("quality"),
+    ), list(edit.messages)
 
 
 def _stand_in(data: bytes, *, name: str = "<bytes>", max_line_bytes: int = 64 << 20) -> Any:
@@ -220,7 +258,15 @@ def _stand_in(data: bytes, *, name: str = "<bytes>", max_line_bytes: int = 64 <<
     ]
     # A version 1 file has no chain: verify_bytes returns None, as the vectors say.
     chain = transcript.chain
-    return _Verified(transcript.messages, runs, chain, transcript.torn, transcript.unchained)
+    return _Verified(
+        transcript.messages,
+        runs,
+        chain,
+        transcript.torn,
+        transcript.unchained,
+        [list(run.sent) for run in transcript.runs],
+        [_edit(edit) for edit in transcript.edits],
+    )
 
 
 def test_observe_converts_verify_bytes_answers(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -57,7 +57,14 @@ def test_structure() -> None:
             assert set(case["error"]) == {"kind", "line"}
             assert case["error"]["kind"] in KINDS
         else:
-            assert set(case["expect"]) == {"messages", "runs", "chain", "torn", "unchained"}
+            assert set(case["expect"]) == {
+                "messages",
+                "runs",
+                "edits",
+                "chain",
+                "torn",
+                "unchained",
+            }
 
 
 def test_every_kind_is_pinned() -> None:

@@ -65,15 +65,19 @@ export function timestamp(date) {
 
 /** A run as recorded: its number, time, context digest, conversation length and context. */
 export class Run {
-  constructor({ number, timestamp: time, digest, messages, tokens, context }) {
+  #generation;
+  constructor({ number, timestamp: time, digest, messages, tokens, context, generation = [] }) {
     this.number = number;
     this.timestamp = time;
     this.digest = digest;
     this.messages = messages;
     this.tokens = tokens;
     this.context = context;
+    this.#generation = generation;
     Object.freeze(this);
   }
+  /** The conversation exactly as this run was sent it (docs/TRANSCRIPT.md, *Replay*). */
+  conversation() { return this.#generation.slice(0, this.messages).map((text) => JSON.parse(text)); }
   get time() { return new Date(this.timestamp); }
   get sections() { return this.context.sections; }
   get facts() { return this.context.facts; }
@@ -190,7 +194,9 @@ const NEWLINE = 0x0a;
  * each other.
  */
 export class Session {
-  #store; #handle; #messages = []; #runs = []; #offset = 0; #lastMessageLine = 0;
+  // #messages is the current generation of the conversation (canonical texts); a compaction
+  // or elision replaces it with a new array, so each run keeps the generation it was sent.
+  #store; #handle; #messages = []; #runs = []; #edits = []; #offset = 0; #lastMessageLine = 0;
   #headerTime = ""; #torn = null; #repaired = null; #closed = false; #clock; #token; #maxLineBytes;
 
   constructor(secret) {
@@ -361,6 +367,12 @@ export class Session {
     return this.#messages.map((text) => JSON.parse(text));
   }
 
+  /** Every compaction and elision, in order (docs/TRANSCRIPT.md). */
+  edits() {
+    this.#refresh();
+    return [...this.#edits];
+  }
+
   /** Every run, each with its RunContext rebuilt from the transcript. */
   runs() {
     this.#refresh();
@@ -419,8 +431,28 @@ export class Session {
       const info = JSON.parse(decoder.decode(out.subarray(1)));
       this.#runs.push(new Run({
         number: info.run, timestamp: info.time, digest: info.digest, messages: info.messages,
-        tokens: info.tokens, context: RunContext._fromCore(info.context),
+        tokens: info.tokens, context: RunContext._fromCore(info.context), generation: this.#messages,
       }));
+    } else if (tag === 0x63 || tag === 0x65) { // c, e: a compaction or an elision
+      const [head, ...bodies] = decoder.decode(out.subarray(1)).split("\n");
+      const info = JSON.parse(head);
+      const next = [...this.#messages];
+      if (tag === 0x63) {
+        next.splice(info.start, info.end - info.start, ...bodies);
+        this.#edits.push({
+          kind: "compaction", after_run: this.#runs.length, time: info.time, start: info.start,
+          end: info.end, messages: bodies.map((text) => JSON.parse(text)), mode: info.mode,
+          tokens: info.tokens,
+        });
+      } else {
+        info.indices.forEach((index, i) => { next[index] = bodies[i]; });
+        this.#edits.push({
+          kind: "elision", after_run: this.#runs.length, time: info.time,
+          items: info.indices.map((index, i) => [index, JSON.parse(bodies[i])]),
+        });
+      }
+      this.#messages = next;
+      this.#lastMessageLine = lineNumber;
     } else if (tag === 0x68) { // h
       this.#headerTime = decoder.decode(out.subarray(1));
     }
@@ -716,6 +748,7 @@ export function verifyTranscript(bytes, { maxLineBytes = DEFAULT_MAX_LINE_BYTES,
     return {
       messages: session.messages(),
       runs: session.runs(),
+      edits: session.edits(),
       chain: unchained ? null : session.chain,
       torn: session.torn,
       unchained,

@@ -147,7 +147,11 @@ test("transcript-v2.json: what a reader reads, or the refusal's kind and line", 
         head_text: run.context.headText, tail_text: run.context.tailText,
         sections: run.context.sections.map(({ position, name, digest: d }) => ({ position, name, digest: d })),
         facts: run.context.facts.map((p) => [...p]), tokens: run.tokens,
+        sent: run.conversation().map((m) => canonicalJson(m)),
       })),
+      edits: v.edits.map((e) => (e.kind === "compaction"
+        ? { ...e, messages: e.messages.map((m) => canonicalJson(m)) }
+        : { ...e, items: e.items.map(([i, m]) => [i, canonicalJson(m)]) })),
       chain: v.chain,
       torn: v.torn,
       unchained: v.unchained,

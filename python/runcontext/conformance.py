@@ -573,7 +573,7 @@ def _verify_adapters(path: Path, cases: list[Any], results: Path | None) -> Repo
 
 # --- transcript vectors (transcript-v2.json) --------------------------------------------------
 
-_TRANSCRIPT_EXPECT = ("messages", "runs", "chain", "torn", "unchained")
+_TRANSCRIPT_EXPECT = ("messages", "runs", "edits", "chain", "torn", "unchained")
 
 
 def _transcript_bytes(case: dict[str, Any]) -> bytes:
@@ -634,15 +634,46 @@ def observe_transcript(case: dict[str, Any]) -> dict[str, Any]:
                     ],
                     "facts": _pairs(run.context.facts),
                     "tokens": None if run.tokens is None else dict(run.tokens),
+                    "sent": [canonical_json(m).decode() for m in sent],
                 }
-                for run in verified.runs
+                for run, sent in zip(verified.runs, verified.sent, strict=True)
             ],
+            "edits": [_edit_json(edit, added) for edit, added in verified.edits],
             "chain": verified.chain,
             "torn": None
             if torn is None
             else {"line": torn.line, "offset": torn.offset, "length": torn.length},
             "unchained": bool(verified.unchained),
         },
+    }
+
+
+def _edit_json(edit: Any, added: list[Any]) -> dict[str, Any]:
+    """A compaction or elision in the vectors' shape (docs/vectors/README.md)."""
+    texts = [canonical_json(m).decode() for m in added]
+    if hasattr(edit, "indices"):
+        return {
+            "kind": "elision",
+            "after_run": edit.after_run,
+            "time": edit.timestamp,
+            "items": [[index, text] for index, text in zip(edit.indices, texts, strict=True)],
+        }
+    tokens = None
+    if edit.tokens_before is not None:
+        tokens = {
+            "after": edit.tokens_after,
+            "before": edit.tokens_before,
+            "quality": edit.quality,
+        }
+    return {
+        "kind": "compaction",
+        "after_run": edit.after_run,
+        "time": edit.timestamp,
+        "start": edit.start,
+        "end": edit.end,
+        "messages": texts,
+        "mode": edit.mode,
+        "tokens": tokens,
     }
 
 

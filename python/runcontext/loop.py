@@ -27,7 +27,7 @@ from runcontext.budget.calibration import RequestCounter
 from runcontext.budget.limits import Budget, BudgetExceededError, Spent
 from runcontext.budget.request_count import RequestCount
 from runcontext.budget.usage import UnreadableUsageWarning, Usage, read_usage
-from runcontext.transcript import AsyncSession, Run, RunNotRecordedError, Session
+from runcontext.transcript import AsyncSession, Compaction, Run, RunNotRecordedError, Session
 
 __all__ = ["MAX_COMPACTIONS", "Adapter", "Backend", "Counter", "Loop", "RunOutcome"]
 
@@ -297,6 +297,8 @@ class Loop:
                             f"tokens, not fewer than the {count.total:,} it was given"
                         )
                         raise refusal from error
+                    if self.session is not None:
+                        self._record_compaction(smaller, count, recount)
                     messages, count = smaller, recount
             else:
                 try:  # the last compaction's count: no more tries
@@ -319,6 +321,24 @@ class Loop:
             ),
             count=count,
         )
+
+    def _record_compaction(
+        self, smaller: Sequence[Mapping[str, Any]], before: RequestCount, after: RequestCount
+    ) -> None:
+        """Record, before anything is sent, the compaction or elision that turns the recorded
+        conversation into the one ``on_over_budget`` returned (``Session.reconcile``), with the
+        conversation's counts before and after, so the transcript continues; and forget the
+        calibrated prefixes it replaced."""
+        assert self.session is not None
+        edit = self.session.reconcile(
+            smaller,
+            tokens_before=before.conversation,
+            tokens_after=after.conversation,
+            quality=after.quality,
+        )
+        if edit is not None and isinstance(self.counter, RequestCounter):
+            start = edit.start if isinstance(edit, Compaction) else min(edit.indices)
+            self.counter.compacted(start)
 
     def _checked_count(
         self, messages: Sequence[Mapping[str, Any]], context: RunContext

@@ -55,6 +55,8 @@ KINDS = (
     "chain",
     "seed",
     "index",
+    "compaction",
+    "elision",
     "run",
     "section-digest",
     "dangling-section",
@@ -68,10 +70,19 @@ MEMBERS: dict[str, frozenset[str]] = {
     "message": frozenset({"type", "index", "message"}),
     "section": frozenset({"type", "name", "text", "digest"}),
     "run-context": frozenset({"type", "run", "digest", "messages", "sections", "facts", "time"}),
+    "compaction": frozenset({"type", "start", "end", "messages", "mode", "time"}),
+    "elision": frozenset({"type", "items", "time"}),
 }
+# Record types a version 1 file may hold (compactions and elisions are version 2 only).
+V1_TYPES = frozenset({"header", "message", "section", "run-context"})
 SECTION_ENTRY_MEMBERS = frozenset({"position", "name", "digest"})
 # A run-context may also hold `tokens` (optional); its members, and those of `tokens.billed`.
-OPTIONAL_MEMBERS: dict[str, frozenset[str]] = {"run-context": frozenset({"tokens"})}
+OPTIONAL_MEMBERS: dict[str, frozenset[str]] = {
+    "run-context": frozenset({"tokens"}),
+    "compaction": frozenset({"tokens"}),
+}
+COMPACTION_TOKENS = frozenset({"before", "after", "quality"})
+MODES = ("summary", "trim")
 TOKENS_REQUIRED = frozenset({"head", "conversation", "tail", "tools", "quality"})
 TOKENS_OPTIONAL = frozenset({"limit", "billed"})
 BILLED_REQUIRED = frozenset({"input", "cache_read", "cache_write"})
@@ -113,7 +124,9 @@ class Torn:
 
 @dataclass(frozen=True)
 class Run:
-    """One ``run-context`` record with the context rebuilt from it."""
+    """One ``run-context`` record with the context rebuilt from it; ``sent`` is the
+    conversation as it was sent (the current conversation at the record, truncated to
+    ``messages``)."""
 
     number: int
     digest: str
@@ -121,6 +134,23 @@ class Run:
     messages: int
     context: RunContext
     tokens: dict[str, Any] | None = None
+    sent: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A ``compaction`` or ``elision`` record, as read: ``after_run`` is the number of runs
+    recorded before it."""
+
+    kind: str  # "compaction" or "elision"
+    after_run: int
+    time: str
+    start: int = 0
+    end: int = 0
+    messages: tuple[Any, ...] = ()
+    mode: str = ""
+    tokens: dict[str, Any] | None = None
+    items: tuple[tuple[int, Any], ...] = ()
 
 
 @dataclass
@@ -130,6 +160,7 @@ class Transcript:
     version: int
     messages: list[Any] = field(default_factory=list)
     runs: list[Run] = field(default_factory=list)
+    edits: list[Edit] = field(default_factory=list)
     chain: str | None = None  # the last complete line's chain; None for version 1
     torn: Torn | None = None
     unchained: bool = False  # a version 1 file: edits to it cannot be detected
@@ -299,9 +330,10 @@ class _Reader:
         self.version = 0  # known once line 1 is read
         self.seed = ""
         self.chain = ""  # chain_{k-1}; "" before line 1
-        self.messages: list[Any] = []
+        self.messages: list[Any] = []  # the current conversation
         self.sections: dict[str, tuple[str, str]] = {}  # digest -> (name, text)
         self.runs: list[Run] = []
+        self.edits: list[Edit] = []
 
     def line(self, number: int, raw: bytes) -> None:
         def fail(kind: str, detail: str) -> TranscriptRefError:
@@ -333,6 +365,8 @@ class _Reader:
         kind = record.get("type")
         if not isinstance(kind, str) or kind not in MEMBERS:
             raise fail("unknown-type", f"type {kind!r}")
+        if self.version == 1 and kind not in V1_TYPES:
+            raise fail("unknown-type", f"type {kind!r} in a version 1 file")
         if (number == 1) != (kind == "header"):
             raise fail("header", "line 1 must be the header, and only line 1")
         if number == 1:
@@ -396,6 +430,10 @@ class _Reader:
                 return "name and text must be strings"
             if not is_digest(record["digest"]):
                 return "digest is not a digest"
+        elif kind == "compaction":
+            return compaction_problem(record)
+        elif kind == "elision":
+            return elision_problem(record)
         else:  # run-context
             if not _is_count(record["run"]) or not _is_count(record["messages"]):
                 return "run and messages must be non-negative integers"
@@ -437,6 +475,43 @@ class _Reader:
         if record["index"] != len(self.messages):
             raise fail("index", f"index {record['index']}, expected {len(self.messages)}")
         self.messages.append(record["message"])
+
+    def _compaction(self, record: dict[str, Any], fail: Any) -> None:
+        start, end = record["start"], record["end"]
+        if end > len(self.messages):
+            raise fail("compaction", f"end {end}, the conversation has {len(self.messages)}")
+        if len(self.messages) - (end - start) + len(record["messages"]) == 0:
+            raise fail("compaction", "it leaves the conversation without a message")
+        self.messages[start:end] = record["messages"]
+        self.edits.append(
+            Edit(
+                "compaction",
+                len(self.runs),
+                record["time"],
+                start=start,
+                end=end,
+                messages=tuple(record["messages"]),
+                mode=record["mode"],
+                tokens=record.get("tokens"),
+            )
+        )
+
+    def _elision(self, record: dict[str, Any], fail: Any) -> None:
+        items = record["items"]
+        if items[-1]["index"] >= len(self.messages):
+            raise fail(
+                "elision", f"index {items[-1]['index']}, the conversation has {len(self.messages)}"
+            )
+        for item in items:
+            self.messages[item["index"]] = item["message"]
+        self.edits.append(
+            Edit(
+                "elision",
+                len(self.runs),
+                record["time"],
+                items=tuple((item["index"], item["message"]) for item in items),
+            )
+        )
 
     def _section(self, record: dict[str, Any], fail: Any) -> None:
         want = jcs_digest({"name": record["name"], "text": record["text"]})
@@ -482,8 +557,66 @@ class _Reader:
                 record["messages"],
                 context,
                 record.get("tokens"),
+                tuple(self.messages[: record["messages"]]),
             )
         )
+
+
+def _is_message(message: object) -> bool:
+    return isinstance(message, dict) and (
+        isinstance(message.get("role"), str) or isinstance(message.get("type"), str)
+    )
+
+
+def compaction_problem(record: dict[str, Any]) -> str | None:
+    """What is wrong with a compaction's members, or None (TRANSCRIPT.md, `compaction`)."""
+    start, end = record["start"], record["end"]
+    if not (_is_count(start) and start <= MAX_SAFE and _is_count(end) and end <= MAX_SAFE):
+        return "start and end must be whole numbers from 0 to 2**53 - 1"
+    if start >= end:
+        return "start must be below end"
+    messages = record["messages"]
+    if not isinstance(messages, list) or not all(_is_message(m) for m in messages):
+        return "messages must be an array of messages"
+    if record["mode"] not in MODES:
+        return "mode is not summary or trim"
+    if record["mode"] == "summary" and not messages:
+        return "a summary without messages"
+    if not is_time(record["time"]):
+        return "time is not a timestamp"
+    if "tokens" in record:
+        tokens = record["tokens"]
+        if not isinstance(tokens, dict) or set(tokens) != COMPACTION_TOKENS:
+            return "tokens must have exactly before, after and quality"
+        for part in ("before", "after"):
+            value = tokens[part]
+            if not (_is_int(value) and 0 <= value <= MAX_SAFE):
+                return f"tokens.{part} is not a whole number from 0 to 2**53 - 1"
+        if tokens["quality"] not in QUALITIES:
+            return "tokens.quality is not exact, calibrated or estimated"
+    return None
+
+
+def elision_problem(record: dict[str, Any]) -> str | None:
+    """What is wrong with an elision's members, or None (TRANSCRIPT.md, `elision`)."""
+    items = record["items"]
+    if not isinstance(items, list) or not items:
+        return "items must be a non-empty array"
+    previous = -1
+    for item in items:
+        if not isinstance(item, dict) or set(item) != {"index", "message"}:
+            return "each item must be an object with exactly index and message"
+        index = item["index"]
+        if not (_is_count(index) and index <= MAX_SAFE):
+            return "an item's index is not a whole number from 0 to 2**53 - 1"
+        if index <= previous:
+            return "the items' indices do not strictly increase"
+        previous = index
+        if not _is_message(item["message"]):
+            return "an item's message is not an object with a string role or type"
+    if not is_time(record["time"]):
+        return "time is not a timestamp"
+    return None
 
 
 def tokens_problem(tokens: object) -> str | None:
@@ -542,6 +675,7 @@ def read(data: bytes, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Transc
         version=reader.version,
         messages=reader.messages,
         runs=reader.runs,
+        edits=reader.edits,
         chain=reader.chain if reader.version >= 2 else None,
         torn=torn,
         unchained=reader.version < 2,
@@ -599,6 +733,90 @@ def run_record(
     if tokens is not None:
         record["tokens"] = tokens
     return record
+
+
+def compaction_record(
+    start: int,
+    end: int,
+    messages: list[Any],
+    mode: str,
+    time: str,
+    tokens: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    record = {
+        "type": "compaction",
+        "start": start,
+        "end": end,
+        "messages": messages,
+        "mode": mode,
+        "time": time,
+    }
+    if tokens is not None:
+        record["tokens"] = tokens
+    return record
+
+
+def elision_record(items: list[tuple[int, Any]], time: str) -> dict[str, Any]:
+    return {
+        "type": "elision",
+        "items": [{"index": index, "message": message} for index, message in items],
+        "time": time,
+    }
+
+
+def tool_ids(message: object) -> list[tuple[str, str]]:
+    """The tool calls and results a message holds, as ``("call" | "result", id)`` pairs, by
+    the table of TRANSCRIPT.md (*Tool calls stay with their results*)."""
+    found: list[tuple[str, str]] = []
+    if not isinstance(message, dict):
+        return found
+    calls = message.get("tool_calls")
+    if message.get("role") == "assistant" and isinstance(calls, list):
+        for call in calls:
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                found.append(("call", call["id"]))
+    if message.get("role") == "tool" and isinstance(message.get("tool_call_id"), str):
+        found.append(("result", message["tool_call_id"]))
+    if isinstance(message.get("call_id"), str):
+        if message.get("type") == "function_call":
+            found.append(("call", message["call_id"]))
+        elif message.get("type") == "function_call_output":
+            found.append(("result", message["call_id"]))
+    content = message.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                found.append(("call", block["id"]))
+            elif block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+                found.append(("result", block["tool_use_id"]))
+    return found
+
+
+def pairs_problem(conversation: list[Any], start: int, end: int, messages: list[Any]) -> str | None:
+    """Why replacing ``conversation[start:end]`` with ``messages`` is not pair-aligned."""
+    inside: set[str] = set()
+    outside: set[str] = set()
+    for position, message in enumerate(conversation):
+        for _, ident in tool_ids(message):
+            (inside if start <= position < end else outside).add(ident)
+    split = sorted(inside & outside)
+    if split:
+        return f"tool call {split[0]!r} is split by the range"
+    calls: set[str] = set()
+    results: set[str] = set()
+    for message in messages:
+        for kind, ident in tool_ids(message):
+            if kind == "call":
+                calls.add(ident)
+            elif ident not in calls:
+                return f"the result of tool call {ident!r} comes without its call"
+            else:
+                results.add(ident)
+    if calls - results:
+        return f"tool call {sorted(calls - results)[0]!r} comes without its result"
+    return None
 
 
 def encode(bodies: list[dict[str, Any]], *, version: int = VERSION, previous: str = "") -> bytes:
@@ -682,6 +900,50 @@ class Writer:
             raise ValueError(f"tokens: {tokens_problem(tokens)}")
         self._add(run_record(self.runs, context, len(messages), time, tokens), "run-context")
         self.append_messages([reply])
+
+    def compact(
+        self,
+        start: int,
+        end: int,
+        messages: list[Any],
+        time: str,
+        *,
+        mode: str = "summary",
+        tokens: dict[str, Any] | None = None,
+    ) -> None:
+        """A compaction of the current conversation's [start, end), pair-aligned."""
+        if not 0 <= start < end <= len(self.messages):
+            raise ValueError(f"the range [{start}, {end}) is not in the conversation")
+        if len(self.messages) - (end - start) + len(messages) == 0:
+            raise ValueError("the compaction leaves no message")
+        for i, message in enumerate(messages):
+            check_message(message, f"messages[{i}]")
+            if depth_of(message) > MAX_DEPTH - 2:
+                raise ValueError(f"messages[{i}]: nests deeper than {MAX_DEPTH - 2}")
+        problem = pairs_problem(self.messages, start, end, messages)
+        if problem is not None:
+            raise ValueError(problem)
+        record = compaction_record(start, end, messages, mode, time, tokens)
+        if compaction_problem(record) is not None:
+            raise ValueError(str(compaction_problem(record)))
+        self._add(record, "compaction")
+        self.messages[start:end] = messages
+
+    def elide(self, stubs: dict[int, Any], time: str) -> None:
+        """An elision of the current conversation's positions in ``stubs``."""
+        items = sorted(stubs.items())
+        for index, stub in items:
+            if not 0 <= index < len(self.messages):
+                raise ValueError(f"no message {index}")
+            check_message(stub, f"stubs[{index}]")
+            if sorted(tool_ids(stub)) != sorted(tool_ids(self.messages[index])):
+                raise ValueError(f"stubs[{index}]: not the tool calls of the message it replaces")
+        record = elision_record(items, time)
+        if elision_problem(record) is not None:
+            raise ValueError(str(elision_problem(record)))
+        self._add(record, "elision")
+        for index, stub in items:
+            self.messages[index] = stub
 
     def to_bytes(self, *, version: int = VERSION) -> bytes:
         if version == VERSION:

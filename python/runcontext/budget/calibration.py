@@ -229,6 +229,17 @@ class RequestCounter:
             self._learn(count, "estimated" if quality == "estimated" else "calibrated")
         return count
 
+    def compacted(self, start: int) -> None:
+        """Forget every known conversation prefix longer than ``start`` messages: a compaction
+        (or an elision) from position ``start`` replaced what they counted, so they can never
+        match again and would only take the places of prefixes that can. Shorter prefixes (a
+        system prompt before the range) still hold and are kept (docs/BUDGET.md,
+        *Compaction*)."""
+        if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+            raise TypeError(f"start: expected a position (int >= 0), got {start!r}")
+        for prefixes in self._shapes.values():
+            prefixes[:] = [prefix for prefix in prefixes if prefix.length <= start]
+
     def calibrate(self, count: RequestCount, usage: Usage | int) -> None:
         """Learn from what the provider billed for the request ``count`` counted.
 

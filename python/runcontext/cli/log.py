@@ -27,9 +27,9 @@ from runcontext.cli._session import opened
 from runcontext.cli._terminal import JSONLines, json_array, json_text, visible
 from runcontext.cli._when import moment
 from runcontext.section import Section
-from runcontext.transcript import Run, Session, TornTranscriptWarning
+from runcontext.transcript import Compaction, Elision, Run, Session, TornTranscriptWarning
 from runcontext.transcript._timestamps import parse_time
-from runcontext.transcript.changes import changes
+from runcontext.transcript.changes import changes, edit_summary
 from runcontext.transcript.errors import shown_name
 
 # The fact that says which day the agent was told it is (the clock provider's `date`).
@@ -161,21 +161,26 @@ def run(args: argparse.Namespace) -> int:
             anchored = _anchored_head(session)
             runs = session.runs()
             chain = session.chain
-            wanted = args.messages or (args.run is not None and not args.context)
-            messages = session.messages() if wanted else []
+            edits = session.edits()
+            sent: list[Any] = []
+            replies: list[Any] | None = None
+            if args.run is not None and not args.context and 1 <= args.run <= len(runs):
+                sent = session.messages_at(args.run)
+                replies = [None] * (args.run - 1) + [session.reply_to(args.run)]
+            elif args.messages and args.run is None:
+                replies = [session.reply_to(run.number) for run in runs]
     for warning in caught:
         # A torn last line is worth a note, not a failure: every complete run is listed.
         print(f"runcontext log: warning: {visible(str(warning.message))}", file=sys.stderr)
     # The list shows replies with --messages; --run N shows its reply after what it was sent.
-    replies = messages if args.messages and args.run is None else None
-    listing = _Listing(replies, diff=args.diff)
+    listing = _Listing(replies if args.run is None else None, edits, diff=args.diff)
     if args.run is not None:
         if not 1 <= args.run <= len(runs):
             span = f"runs 1 to {len(runs)}" if runs else "no runs"
             raise ValueError(
                 f"{shown_name(session.store.name)}: no run {args.run}: the transcript has {span}"
             )
-        _print_run(args, listing, runs, messages)
+        _print_run(args, listing, runs, sent, None if replies is None else replies[-1])
         return 0
     # Changes are always against the run before in the transcript, listed or not. Runs are
     # compared by their sections and facts: no RunContext is built for the list (the core
@@ -196,6 +201,8 @@ def run(args: argparse.Namespace) -> int:
     # One string, written at once: per-run prints cost more than the rest of the listing.
     parts = [listing.text(*pair) for pair in listed]
     shown = len(parts)
+    if listed and listed[-1][0].number == len(runs):
+        parts += [listing.edit_text(edit) for edit in listing.edits_after(len(runs))]
     if matched is not None:
         trimmed = "" if shown == len(matched) else f"; the last {shown} are shown"
         parts.append(f"{len(matched)} of {len(runs)} runs match{trimmed}\n")
@@ -213,24 +220,32 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_run(
-    args: argparse.Namespace, listing: _Listing, runs: Sequence[Run], messages: Sequence[Any]
+    args: argparse.Namespace, listing: _Listing, runs: Sequence[Run], sent: list[Any], reply: Any
 ) -> None:
-    """Run ``args.run``: its entry, then what it was sent in order, then its reply (the
-    parts ``--context`` and ``--messages`` keep)."""
+    """Run ``args.run``: its entry, then what it was sent in order (``sent``, exactly as sent,
+    whatever later compactions replaced), then its reply (the parts ``--context`` and
+    ``--messages`` keep)."""
     previous = runs[args.run - 2] if args.run > 1 else None
     chosen = runs[args.run - 1]
-    sent = messages[: chosen.messages]
-    reply = _reply(chosen, messages)
     context = None if args.messages else chosen.context
+    later = listing.later_edits(chosen.number)
     if args.json:
         full = listing.run_json(chosen, previous)
         if context is not None:
             full |= _full_json(context)
         if not args.context:
             full |= {"conversation": sent, "reply": reply}
+            if listing.edits:
+                full["later_edits"] = later
         _print_json(full)
         return
     text = [listing.text(chosen, previous)]
+    if any(later.values()) and not args.context:
+        # Said once, in the entry: the messages below stay exactly as they were sent.
+        text.append(
+            f"  later    {_later_text(later)} recorded after this run replaced part of the "
+            "conversation; below is the conversation as this run was sent it\n"
+        )
     if context is not None:
         text.append(_part_text("head", context.head_text))
     if not args.context:
@@ -242,10 +257,10 @@ def _print_run(
     sys.stdout.write(visible("".join(text)))
 
 
-def _reply(run: Run, messages: Sequence[Any]) -> Any:
-    """The run's reply: the message recorded right after the messages it was sent with, if
-    there is one (``None`` for the last run of a transcript recorded without its reply)."""
-    return messages[run.messages] if run.messages < len(messages) else None
+def _later_text(later: Mapping[str, int]) -> str:
+    """``2 compactions and 1 elision``."""
+    parts = [f"{count} {kind}{'' if count == 1 else 's'}" for kind, count in later.items() if count]
+    return " and ".join(parts)
 
 
 class _Selection:
@@ -440,11 +455,22 @@ class _Listing:
     section's text as a unified diff.
     """
 
-    def __init__(self, messages: Sequence[Any] | None, *, diff: bool) -> None:
+    def __init__(
+        self,
+        replies: Sequence[Any] | None,
+        edits: Sequence[Compaction | Elision],
+        *,
+        diff: bool,
+    ) -> None:
         self.sizes: dict[str, int] = {}  # section digest: UTF-8 bytes of its text
         self.text_of = _Shown(_shown)
         self.days: dict[str, str | None] = {}  # a date fact's value: its day
-        self.messages = messages
+        self.replies = replies  # each run's reply, by run number - 1 (with --messages)
+        self.edits = edits
+        # The compactions and elisions recorded after each run (0: before the first).
+        self.after: dict[int, list[Compaction | Elision]] = {}
+        for found in edits:
+            self.after.setdefault(found.after_run, []).append(found)
         self.diff = diff
         self.diffs: dict[tuple[str, str], list[str]] = {}  # (old, new) digest: diff lines
         self.json = JSONLines()
@@ -492,9 +518,50 @@ class _Listing:
         if not lines:
             lines.append("  (no context)" if previous is None else "  unchanged")
         lines[:0] = _tokens_lines(current.tokens)
-        if self.messages is not None:
-            lines += _reply_lines(current, _reply(current, self.messages))
-        return head + "\n".join(lines) + "\n"
+        if self.replies is not None:
+            lines += _reply_lines(current, self.replies[current.number - 1])
+        edits = "".join(self.edit_text(found) for found in self.edits_after(current.number - 1))
+        return edits + head + "\n".join(lines) + "\n"
+
+    # --- compactions and elisions -------------------------------------------------------------
+
+    def edits_after(self, run: int) -> list[Compaction | Elision]:
+        """The compactions and elisions recorded after run ``run`` and before the next."""
+        return self.after.get(run, [])
+
+    def later_edits(self, run: int) -> dict[str, int]:
+        """How many compactions and elisions were recorded after run ``run``."""
+        later = [found for found in self.edits if found.after_run >= run]
+        compactions = sum(isinstance(found, Compaction) for found in later)
+        return {"compaction": compactions, "elision": len(later) - compactions}
+
+    @staticmethod
+    def edit_text(found: Compaction | Elision) -> str:
+        """One line for a compaction or an elision, between the runs it came between."""
+        kind = "elision" if isinstance(found, Elision) else "compaction"
+        return f"{kind}  {_time(found.timestamp)}  {edit_summary(found)}\n"
+
+    @staticmethod
+    def edit_json(found: Compaction | Elision) -> dict[str, Any]:
+        if isinstance(found, Elision):
+            return {"kind": "elision", "time": found.timestamp, "indices": list(found.indices)}
+        tokens = None
+        if found.tokens_before is not None:
+            tokens = {
+                "before": found.tokens_before,
+                "after": found.tokens_after,
+                "quality": found.quality,
+            }
+        return {
+            "kind": "compaction",
+            "time": found.timestamp,
+            "start": found.start,
+            "end": found.end,
+            "replaced": found.replaced,
+            "messages": found.messages,
+            "mode": found.mode,
+            "tokens": tokens,
+        }
 
     def _change_lines(self, previous: Run | None, current: Run) -> list[str]:
         shown = self.text_of
@@ -551,8 +618,14 @@ class _Listing:
             "tokens": None if current.tokens is None else dict(current.tokens),
             "changes": self._changes_json(previous, current),
         }
-        if self.messages is not None:
-            shown["reply"] = _reply(current, self.messages)
+        if self.edits:
+            # The compactions and elisions recorded since the run before (TRANSCRIPT.md); a
+            # transcript without any keeps the shape it always had.
+            shown["edits"] = [
+                self.edit_json(found) for found in self.edits_after(current.number - 1)
+            ]
+        if self.replies is not None:
+            shown["reply"] = self.replies[current.number - 1]
         return shown
 
     def _changes_json(self, previous: Run | None, current: Run) -> dict[str, Any]:

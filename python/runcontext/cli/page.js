@@ -144,10 +144,11 @@ function detail(n) {
     if (t.billed) line += "; billed " + fmt(t.billed.input) + " input (" + fmt(t.billed.cache_read) + " read from the cache, " + fmt(t.billed.cache_write) + " written to it)" + (t.billed.output !== undefined ? ", " + fmt(t.billed.output) + " output" : "");
     td.append(text("h4", "Tokens"), text("p", line));
   }
-  const from = n > 1 ? R[n - 2][2] : 0, to = r[2];
-  td.append(text("h4", to > from ? "Messages " + from + "–" + (to - 1) + ": new since the run before (it was sent messages 0–" + (to - 1) + ")" : "No new message since the run before"));
-  for (let i = from; i < to && i < D.messages.length; i++) {
-    td.append(text("div", "message " + i, "same"), text("pre", D.messages[i], "iso"));
+  const [off, from, count, fresh] = r[7], to = from + count;
+  const why = fresh ? ": the conversation as sent after a compaction or elision" : ": new since the run before";
+  td.append(text("h4", count > 0 ? "Messages " + from + "–" + (to - 1) + why + " (it was sent messages 0–" + (r[2] - 1) + ")" : "No new message since the run before"));
+  for (let i = 0; i < count && off + i < D.messages.length; i++) {
+    td.append(text("div", "message " + (from + i), "same"), text("pre", D.messages[off + i], "iso"));
   }
   return el("tr", {class: "detail"}, td);
 }

@@ -27,7 +27,7 @@ import html
 import json
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -35,8 +35,8 @@ from typing import Any
 from runcontext.cli._session import opened
 from runcontext.cli._terminal import visible
 from runcontext.providers.redact import redact
-from runcontext.transcript import Run, TornTranscriptWarning
-from runcontext.transcript.changes import changes
+from runcontext.transcript import Compaction, Elision, Run, TornTranscriptWarning
+from runcontext.transcript.changes import changes, edit_summary
 from runcontext.transcript.errors import shown_name
 
 __all__ = [
@@ -117,8 +117,14 @@ def page_data(
     *,
     chain: str | None,
     version: int,
+    edits: Sequence[Compaction | Elision] = (),
+    sent: Callable[[int], list[Any]] | None = None,
 ) -> dict[str, Any]:
-    """What the page shows, as the JSON its script renders from (docs/TRANSCRIPT.md)."""
+    """What the page shows, as the JSON its script renders from (docs/TRANSCRIPT.md).
+
+    ``messages`` is the conversation the runs were sent when ``edits`` is empty; with
+    compactions or elisions, ``sent(N)`` gives the conversation run N was sent
+    (``Session.messages_at``), asked once per generation (the last run before each edit)."""
     shown = _Redacted()
     fact_names, values, names = _Table(), _Table(), _Table()
     fact_sets, section_sets = _Table(), _Table()
@@ -129,6 +135,9 @@ def page_data(
     sizes: dict[str, int] = {}
     rows: list[list[Any]] = []
     previous: Run | None = None
+    edited = {found.after_run for found in edits}  # runs an edit follows (0: the start)
+    generation: Sequence[Any] | None = None  # the conversation of the current generation
+    flat: list[str] = []  # each run's new messages, as shown text, one run after another
     for run in runs:
         number = run.number
         facts = tuple((fact_names(visible(n)), values(shown(v))) for n, v in run.facts)
@@ -157,6 +166,21 @@ def page_data(
             for n in group[verb]
         ]
         tokens = None if run.tokens is None else dict(run.tokens)
+        # The messages new since the run before, as [offset in flat, first position, count,
+        # 1 when an edit came between and the whole conversation is shown].
+        fresh = bool(edited) and number - 1 in edited
+        if fresh or generation is None:
+            ending = number  # the generation's last run
+            while ending < len(runs) and ending not in edited:
+                ending += 1
+            generation = messages if sent is None or not edited else sent(ending)
+        first = 0 if fresh or previous is None else previous.messages
+        count = max(run.messages - first, 0)
+        span = [len(flat), first, count, int(fresh)]
+        flat.extend(
+            shown(json.dumps(m, ensure_ascii=False, indent=1))
+            for m in generation[first : first + count]
+        )
         rows.append(
             [
                 run.timestamp,
@@ -166,6 +190,7 @@ def page_data(
                 fact_sets(facts),
                 section_sets(tuple(tuple(pair) for pair in kept)),
                 changed,
+                span,
             ]
         )
         previous = run
@@ -194,7 +219,6 @@ def page_data(
             else:
                 spans.append([number, number, value])
         facts_over_time.append({"name": fact, "spans": spans})
-    sent = runs[-1].messages if runs else 0
     return {
         "name": visible(name),
         "version": version,
@@ -209,14 +233,22 @@ def page_data(
         "runs": rows,
         "facts": facts_over_time,
         "sections": sections,
-        # The messages the runs were sent with, as indented JSON text (run N was sent the
-        # first runs[N].messages of them).
-        "messages": [shown(json.dumps(m, ensure_ascii=False, indent=1)) for m in messages[:sent]],
-        # Compactions and elisions: the transcript format records none yet. When it does, each
-        # is {"run": N, "kind": "compaction" | "elision", "text": ...} and the page marks it.
-        "events": [],
+        # Each run's new messages, as indented JSON text, where its row's span points.
+        "messages": flat,
+        # Compactions and elisions, each on the row of the run it follows (run 1 for one
+        # before the first run): {"run": N, "kind": "compaction" | "elision", "text": ...}.
+        "events": [_event(found) for found in edits],
         "redactions": shown.replaced,
     }
+
+
+def _event(found: Compaction | Elision) -> dict[str, Any]:
+    """A compaction or elision as the page lists it: the run it follows and its line of the
+    ``runcontext log`` list."""
+    where = f"after run {found.after_run}" if found.after_run else "before run 1"
+    line = edit_summary(found)
+    kind = "elision" if isinstance(found, Elision) else "compaction"
+    return {"run": max(found.after_run, 1), "kind": kind, "text": f"{where}: {line}"}
 
 
 def _json_for_script(value: object) -> str:
@@ -278,11 +310,24 @@ def write_from_args(args: argparse.Namespace, *, others: bool) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TornTranscriptWarning)
         with opened(args) as session:
-            runs, messages = session.runs(), session.messages()
+            runs, messages, edits = session.runs(), session.messages(), session.edits()
+            # The conversation of the last run before each edit (Replay), read now: the
+            # session closes before the page is written.
+            ends = sorted({found.after_run for found in edits if found.after_run} | {len(runs)})
+            generations = {n: session.messages_at(n) for n in ends if n}
             name, chain, version = session.store.name, session.chain, session.version
     for warning in caught:  # as the list does: the complete runs are on the page
         print(f"runcontext log: warning: {visible(str(warning.message))}", file=sys.stderr)
-    write_page(target, shown_name(name), runs, messages, chain=chain, version=version)
+    write_page(
+        target,
+        shown_name(name),
+        runs,
+        messages,
+        chain=chain,
+        version=version,
+        edits=edits,
+        sent=generations.__getitem__,
+    )
     count = len(runs)
     print(f"wrote {visible(str(target))}: {count:,} run{'' if count == 1 else 's'}")
     return 0
@@ -296,9 +341,12 @@ def write_page(
     *,
     chain: str | None,
     version: int,
+    edits: Sequence[Compaction | Elision] = (),
+    sent: Callable[[int], list[Any]] | None = None,
 ) -> None:
     """Write the page of a transcript's runs to ``path`` (replaced if it exists)."""
-    text = page_html(page_data(name, runs, messages, chain=chain, version=version))
+    data = page_data(name, runs, messages, chain=chain, version=version, edits=edits, sent=sent)
+    text = page_html(data)
     Path(path).write_text(text, encoding="utf-8")
 
 

@@ -25,13 +25,22 @@ from runcontext.transcript.errors import (
     UnchainedTranscriptWarning,
 )
 from runcontext.transcript.memory import Verified, verify_bytes
-from runcontext.transcript.session import TRANSCRIPT_VERSION, Run, Session, TornTail
+from runcontext.transcript.session import (
+    TRANSCRIPT_VERSION,
+    Compaction,
+    Elision,
+    Run,
+    Session,
+    TornTail,
+)
 from runcontext.transcript.store import TranscriptStore
 
 __all__ = [
     "TRANSCRIPT_VERSION",
     "AsyncSession",
+    "Compaction",
     "ConversationMismatchError",
+    "Elision",
     "Run",
     "RunNotRecordedError",
     "SeedMismatchError",

@@ -13,10 +13,10 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from runcontext._core import RunContext
-from runcontext.transcript.session import Run, Session
+from runcontext.transcript.session import Compaction, Elision, Run, Session
 from runcontext.transcript.store import TranscriptStore
 
 __all__ = ["AsyncSession"]
@@ -81,8 +81,38 @@ class AsyncSession:
         reply: Mapping[str, Any] | None = None,
         *,
         tokens: Mapping[str, Any] | None = None,
+        edits: Literal["refuse", "record"] = "refuse",
     ) -> Run:
-        return await _thread(self._session.record_run, messages, context, reply, tokens=tokens)
+        return await _thread(
+            self._session.record_run, messages, context, reply, tokens=tokens, edits=edits
+        )
+
+    async def compact(
+        self,
+        start: int,
+        end: int,
+        messages: Sequence[Mapping[str, Any]],
+        **options: Any,
+    ) -> Compaction:
+        """:meth:`Session.compact`, in a worker thread."""
+        return await _thread(self._session.compact, start, end, messages, **options)
+
+    async def elide(self, stubs: Mapping[int, Mapping[str, Any]]) -> Elision:
+        return await _thread(self._session.elide, stubs)
+
+    async def trim(self, keep: int, **options: Any) -> Compaction | None:
+        return await _thread(self._session.trim, keep, **options)
+
+    async def reconcile(
+        self, messages: Sequence[Mapping[str, Any]], **options: Any
+    ) -> Compaction | Elision | None:
+        return await _thread(self._session.reconcile, messages, **options)
+
+    async def messages_at(self, run: int) -> list[Any]:
+        return await _thread(self._session.messages_at, run)
+
+    async def edits(self) -> list[Compaction | Elision]:
+        return await _thread(self._session.edits)
 
     async def append_messages(self, messages: Sequence[Mapping[str, Any]]) -> None:
         await _thread(self._session.append_messages, messages)

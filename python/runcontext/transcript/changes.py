@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
-from runcontext._core import RunContext, Section
+from runcontext._core import Compaction, Elision, RunContext, Section
 from runcontext.transcript.session import Session
 
-__all__ = ["CHANGED_FACT", "changed_since", "changes", "differences"]
+__all__ = ["CHANGED_FACT", "changed_since", "changes", "differences", "edit_summary"]
 
 
 # The fact's name: it reads as a sentence in the tail (`- changed since the previous run: …`).
@@ -92,3 +92,25 @@ def changed_since(session: Session, context: RunContext) -> RunContext:
         facts=[*context.facts, (CHANGED_FACT, "; ".join(parts))],
         tail_sections=context.tail_sections,
     )
+
+
+def edit_summary(found: Compaction | Elision) -> str:
+    """A compaction or an elision in words, as ``runcontext log`` lists it: ``3 messages
+    replaced (messages 1 to 3) by 1: summary, tokens 5200 → 900 (exact)``, ``2 messages
+    replaced (messages 1 to 2) by nothing: hard trim``, ``1 message replaced by stubs
+    (message 4)``."""
+    if isinstance(found, Elision):
+        count = len(found.indices)
+        plural = "" if count == 1 else "s"
+        positions = ", ".join(str(i) for i in found.indices)
+        return f"{count} message{plural} replaced by stubs (message{plural} {positions})"
+    replaced = found.replaced
+    by = "nothing" if found.messages == 0 else f"{found.messages}"
+    how = "summary" if found.mode == "summary" else "hard trim"
+    text = (
+        f"{replaced} message{'' if replaced == 1 else 's'} replaced "
+        f"(messages {found.start} to {found.end - 1}) by {by}: {how}"
+    )
+    if found.tokens_before is not None:
+        text += f", tokens {found.tokens_before} → {found.tokens_after} ({found.quality})"
+    return text

@@ -130,8 +130,9 @@ class ConversationMismatchError(TranscriptError):
 class SeedMismatchError(ConversationMismatchError):
     """The conversation's first message no longer matches the seed the transcript started with.
 
-    ``recorded`` is the seed digest in the transcript's header, ``given`` the digest of the
-    conversation's message at index 0 (``None`` for an empty conversation).
+    ``recorded`` is the digest of the transcript's current message 0 (the seed in its header,
+    until a compaction replaces that message), ``given`` the digest of the conversation's
+    message at index 0 (``None`` for an empty conversation).
     """
 
     recorded: str

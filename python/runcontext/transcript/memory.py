@@ -14,7 +14,7 @@ from typing import Any
 
 from runcontext._core import DEFAULT_MAX_LINE_BYTES
 from runcontext.transcript.files import LineTooLong
-from runcontext.transcript.session import Run, Session, TornTail
+from runcontext.transcript.session import Compaction, Elision, Run, Session, TornTail
 
 __all__ = ["BytesStore", "Verified", "verify_bytes"]
 
@@ -77,15 +77,20 @@ class BytesStore:
 
 @dataclass(frozen=True)
 class Verified:
-    """What a verified transcript holds: its conversation, its runs (each context rebuilt and
-    checked), the last record's chain (``None`` for version 1, whose records carry none), a
-    torn last line if any, and whether it is version 1 (``unchained``)."""
+    """What a verified transcript holds: its current conversation, its runs (each context
+    rebuilt and checked), the last record's chain (``None`` for version 1, whose records carry
+    none), a torn last line if any, and whether it is version 1 (``unchained``); ``sent`` is
+    the conversation each run was sent (by run, as ``Session.messages_at``), ``edits`` every
+    compaction and elision with the messages it added (a compaction's replacement, an
+    elision's stubs in index order)."""
 
     messages: list[Any]
     runs: tuple[Run, ...]
     chain: str | None
     torn: TornTail | None
     unchained: bool
+    sent: tuple[list[Any], ...] = ()
+    edits: tuple[tuple[Compaction | Elision, list[Any]], ...] = ()
 
 
 def verify_bytes(
@@ -106,4 +111,6 @@ def verify_bytes(
             chain=None if session.version == 1 else session.chain,
             torn=session.torn,
             unchained=session.version == 1,
+            sent=tuple(session.messages_at(run.number) for run in session.runs()),
+            edits=tuple((edit, session.edit_messages(i)) for i, edit in enumerate(session.edits())),
         )

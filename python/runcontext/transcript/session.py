@@ -26,18 +26,21 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from threading import RLock
-from typing import Any
+from typing import Any, Literal
 
 from runcontext._checks import check_context, check_message, check_messages
 from runcontext._core import (
     DEFAULT_MAX_LINE_BYTES,
     TRANSCRIPT_VERSION,
+    Compaction,
+    Elision,
     Run,
     RunContext,
     TornTail,
     Transcript,
     canonical_json,
     digest_bytes,
+    json_value,
 )
 from runcontext.errors import CanonicalJSONError
 from runcontext.transcript._timestamps import Clock, parse_time, timestamp, utc_now
@@ -63,7 +66,9 @@ from runcontext.transcript.store import (
     open_store,
 )
 
-__all__ = ["TRANSCRIPT_VERSION", "Run", "Session", "TornTail"]
+__all__ = ["TRANSCRIPT_VERSION", "Compaction", "Elision", "Run", "Session", "TornTail"]
+
+_QUALITIES = ("exact", "calibrated", "estimated")
 
 
 # Every open session, so that a forked child can replace the thread locks it inherited (a
@@ -405,10 +410,45 @@ class Session:
             self._refresh(warn=True)
 
     def messages(self) -> list[Any]:
-        """The conversation alone, in order, as recorded (never a context); a fresh copy."""
+        """The current conversation, in order, as recorded (never a context): after every
+        compaction and elision, exactly what the next request continues; a fresh copy."""
         with self._thread_lock:
             self._refresh(warn=True)
             return self._state.decoded_messages()
+
+    def messages_at(self, run: int) -> list[Any]:
+        """The conversation exactly as run number ``run`` (1-based) was sent it: the current
+        conversation at its record, truncated to ``Run.messages`` (docs/TRANSCRIPT.md,
+        *Replay*), even when later compactions or elisions replaced part of it."""
+        with self._thread_lock:
+            self._refresh(warn=True)
+            self._check_run_number(run)
+            return self._state.decoded_messages_at(run)
+
+    def reply_to(self, run: int) -> Any:
+        """Run number ``run``'s reply: the message at position ``Run.messages`` of the
+        conversation it was sent, if one was recorded before the next compaction or elision
+        (docs/TRANSCRIPT.md, *Replay*); ``None`` otherwise."""
+        with self._thread_lock:
+            self._refresh(warn=True)
+            self._check_run_number(run)
+            body = self._state.reply_of(run)
+            return None if body is None else json_value(body)
+
+    def edits(self) -> list[Compaction | Elision]:
+        """Every compaction and elision recorded, in order."""
+        with self._thread_lock:
+            self._refresh(warn=True)
+            return self._state.edits()
+
+    def edit_messages(self, index: int) -> list[Any]:
+        """The messages that edit ``index`` (0-based, in the order of :meth:`edits`) put into
+        the conversation: a compaction's replacement messages, or an elision's stubs in the
+        order of its indices; fresh copies."""
+        with self._thread_lock:
+            self._refresh(warn=True)
+            _check_position(index, "index")
+            return self._state.edit_messages(index)
 
     def runs(self) -> list[Run]:
         """Every run, each with its RunContext rebuilt from the transcript."""
@@ -420,13 +460,16 @@ class Session:
         """The RunContext of run number ``run`` (1-based), rebuilt from the transcript."""
         with self._thread_lock:
             self._refresh(warn=True)
-            if isinstance(run, bool) or not isinstance(run, int):
-                raise TypeError(f"run: expected a run number (int), got {type(run).__name__}")
-            count = self._state.run_count
-            if not 1 <= run <= count:
-                span = f"runs 1 to {count}" if count else "no runs yet"
-                raise IndexError(f"{self._shown}: no run {run}: the transcript has {span}")
+            self._check_run_number(run)
             return self._state.run(run).context
+
+    def _check_run_number(self, run: object) -> None:
+        if isinstance(run, bool) or not isinstance(run, int):
+            raise TypeError(f"run: expected a run number (int), got {type(run).__name__}")
+        count = self._state.run_count
+        if not 1 <= run <= count:
+            span = f"runs 1 to {count}" if count else "no runs yet"
+            raise IndexError(f"{self._shown}: no run {run}: the transcript has {span}")
 
     # --- checking ---------------------------------------------------------------------------
 
@@ -440,15 +483,23 @@ class Session:
         # the others are not recorded again, so a run costs O(new messages).
         check_messages(messages, items=True, start=max(self._state.message_count - 1, 0))
         given = digest_bytes(message_body(messages[0], "messages[0]")) if len(messages) else None
-        if given != self._state.seed:
+        # The current conversation's message 0: the seed, until a compaction replaces it.
+        state = self._state
+        recorded = digest_bytes(state.message(0)) if state.message_count else state.seed
+        if given != recorded:
             shown = "it is empty" if given is None else f"its message 0 has digest {given}"
+            which = (
+                "the transcript's seed (message 0 when it started)"
+                if recorded == state.seed
+                else "the transcript's message 0 (since a compaction replaced the seed)"
+            )
             raise SeedMismatchError(
-                f"the conversation does not continue this transcript: {shown}, but the "
-                f"transcript's seed (message 0 when it started) is {self._state.seed}; pass the "
-                "conversation it records (session.messages()) or start a new transcript with "
-                "Session.create",
+                f"the conversation does not continue this transcript: {shown}, but {which} is "
+                f"{recorded}; pass the conversation it records (session.messages()), record a "
+                "compaction of it first (Session.compact, Session.reconcile), or start a new "
+                "transcript with Session.create",
                 path=self._where,
-                recorded=self._state.seed,
+                recorded=recorded,
                 given=given,
             )
 
@@ -503,7 +554,9 @@ class Session:
             raise ConversationMismatchError(
                 f"the conversation has {len(messages)} messages but the transcript already "
                 f"records {recorded}; a transcript is append-only: pass the whole "
-                "conversation, or start a new transcript with Session.create",
+                "conversation, record the compaction that shortened it first "
+                "(Session.compact, Session.reconcile), or start a new transcript with "
+                "Session.create",
                 path=self._where,
                 line=None,
             )
@@ -539,6 +592,193 @@ class Session:
 
         self._append(build)
 
+    # --- compactions and elisions ----------------------------------------------------------
+
+    def compact(
+        self,
+        start: int,
+        end: int,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        mode: Literal["summary", "trim"] = "summary",
+        tokens_before: int | None = None,
+        tokens_after: int | None = None,
+        quality: Literal["exact", "calibrated", "estimated"] | None = None,
+    ) -> Compaction:
+        """Record that positions [``start``, ``end``) of the current conversation were replaced
+        by ``messages``, exactly as they are sent from now on (docs/TRANSCRIPT.md,
+        ``compaction``). ``mode`` is ``"summary"`` (the caller's summariser produced
+        ``messages``; at least one) or ``"trim"`` (the range was dropped; ``messages`` may be
+        empty or a marker). ``tokens_before`` and ``tokens_after`` (given together) are the
+        conversation's counts, of ``quality`` (``"estimated"`` when not given).
+
+        Refused before anything is written (``ValueError``): a range outside the
+        conversation, a message a reader would refuse, and a range or replacement that would
+        separate a tool call from its result. Returns the record.
+        """
+        _check_position(start, "start")
+        _check_position(end, "end")
+        if mode not in ("summary", "trim"):
+            raise ValueError(f"mode: expected 'summary' or 'trim', got {mode!r}")
+        check_messages(messages, items=True)
+        bodies = [message_body(message, f"messages[{i}]") for i, message in enumerate(messages)]
+        tokens = _compaction_tokens(tokens_before, tokens_after, quality)
+        when = timestamp(self._clock)
+        recorded: list[Compaction] = []
+
+        def build() -> list[bytes]:
+            line, record = self._state.write_compaction(start, end, bodies, mode, when, tokens)
+            recorded.append(record)
+            return [line]
+
+        self._append(build)
+        return recorded[-1]
+
+    def elide(self, stubs: Mapping[int, Mapping[str, Any]]) -> Elision:
+        """Record that the messages at the positions of ``stubs`` (``{index: stub}``) of the
+        current conversation were replaced by their stubs (docs/TRANSCRIPT.md, ``elision``).
+
+        A stub keeps the tool-call identifiers of the message it replaces (a cleared tool
+        result stays the result of its call). Refused before anything is written
+        (``ValueError`` naming ``stubs[i]``): no stubs, a position outside the conversation, a
+        stub a reader would refuse or that drops its message's tool-call identifiers.
+        """
+        if not isinstance(stubs, Mapping):
+            raise TypeError(
+                f"stubs: expected a mapping of index to stub, got {type(stubs).__name__}"
+            )
+        items: list[tuple[int, bytes]] = []
+        for index in sorted(stubs):
+            _check_position(index, f"stubs[{index!r}]")
+            check_message(stubs[index], f"stubs[{index}]", items=True)
+            items.append((index, message_body(stubs[index], f"stubs[{index}]")))
+        when = timestamp(self._clock)
+        recorded: list[Elision] = []
+
+        def build() -> list[bytes]:
+            line, record = self._state.write_elision(items, when)
+            recorded.append(record)
+            return [line]
+
+        self._append(build)
+        return recorded[-1]
+
+    def trim(
+        self,
+        keep: int,
+        *,
+        sticky: int = 1,
+        tokens_before: int | None = None,
+        tokens_after: int | None = None,
+        quality: Literal["exact", "calibrated", "estimated"] | None = None,
+    ) -> Compaction | None:
+        """Hard-trim the current conversation, pair-aligned: keep its first ``sticky``
+        messages (the system prompt) and at least its last ``keep``, drop what lies between,
+        and never separate a tool call from its result (the dropped range grows at its start
+        and shrinks at its end until no pair straddles an edge). Records a ``"trim"``
+        compaction with no messages in the range's place and returns it; ``None`` (nothing
+        written) when nothing can be dropped. The new conversation is :meth:`messages`.
+        """
+        _check_position(keep, "keep")
+        _check_position(sticky, "sticky")
+        with self._thread_lock:
+            self._refresh(warn=True)
+            found = self._state.trim_range(sticky, keep)
+            if found is None:
+                return None
+            return self.compact(
+                found[0],
+                found[1],
+                [],
+                mode="trim",
+                tokens_before=tokens_before,
+                tokens_after=tokens_after,
+                quality=quality,
+            )
+
+    def reconcile(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tokens_before: int | None = None,
+        tokens_after: int | None = None,
+        quality: Literal["exact", "calibrated", "estimated"] | None = None,
+    ) -> Compaction | Elision | None:
+        """Work out, from the recorded conversation and ``messages`` (the conversation about
+        to be sent), which compaction or elision turns one into the other, and record it, for
+        frameworks that shrink or edit a conversation without saying so
+        (docs/TRANSCRIPT.md, *Reconciling a conversation*). Returns the record, or ``None``
+        when ``messages`` only continues the recorded conversation (nothing written).
+
+        An edit that keeps the last recorded message at its position is an elision of every
+        position that differs; any other is a compaction of the range between the longest
+        common prefix and the longest common suffix that ends at the last recorded message
+        (``"summary"`` when something replaces the range, ``"trim"`` when nothing does).
+        Ambiguous cases are refused (:class:`ConversationMismatchError`) rather than guessed:
+        the last recorded message missing (it was itself replaced: record the compaction with
+        :meth:`compact`), found twice after the common prefix, or messages inserted without
+        any removed.
+        """
+        check_messages(messages, items=True)
+        given = [message_body(message, f"messages[{i}]") for i, message in enumerate(messages)]
+        with self._thread_lock:
+            self._refresh(warn=True)
+            state = self._state
+            count = state.message_count
+            recorded = [state.message(i) for i in range(count)]
+            if count == 0 or given[:count] == recorded:
+                return None
+            if len(given) >= count and given[count - 1] == recorded[count - 1]:
+                changed = {i: messages[i] for i in range(count) if given[i] != recorded[i]}
+                return self.elide(changed)
+            prefix = 0
+            while prefix < min(count, len(given)) and given[prefix] == recorded[prefix]:
+                prefix += 1
+            last = recorded[-1]
+            found = [j for j in range(prefix, len(given)) if given[j] == last]
+            if len(found) != 1:
+                raise self._unreconciled(
+                    "the last recorded message (message "
+                    f"{count - 1}) is {'not in it' if not found else 'in it more than once'}"
+                    f" after the {prefix} messages both share, so where the new messages start "
+                    "cannot be told",
+                    count - 1,
+                )
+            kept_end = found[0] + 1  # given[:kept_end] is the edited recorded conversation
+            suffix = 0
+            while (
+                suffix < min(count, kept_end) - prefix
+                and given[kept_end - 1 - suffix] == recorded[count - 1 - suffix]
+            ):
+                suffix += 1
+            start, end = prefix, count - suffix
+            if end <= start:
+                raise self._unreconciled(
+                    f"messages were inserted at position {prefix} without any recorded one "
+                    "being replaced, which no compaction records",
+                    prefix,
+                )
+            replacement = [messages[i] for i in range(prefix, kept_end - suffix)]
+            return self.compact(
+                start,
+                end,
+                replacement,
+                mode="summary" if replacement else "trim",
+                tokens_before=tokens_before,
+                tokens_after=tokens_after,
+                quality=quality,
+            )
+
+    def _unreconciled(self, why: str, index: int) -> ConversationMismatchError:
+        return ConversationMismatchError(
+            f"the conversation is not the recorded one continued, nor one compaction or "
+            f"elision of it: {why}; record the edit with Session.compact(start, end, "
+            "messages) or Session.elide({index: stub}), or start a new transcript",
+            path=self._where,
+            line=None,
+            index=index,
+        )
+
     def record_run(
         self,
         messages: Sequence[Mapping[str, Any]],
@@ -546,6 +786,7 @@ class Session:
         reply: Mapping[str, Any] | None = None,
         *,
         tokens: Mapping[str, Any] | None = None,
+        edits: Literal["refuse", "record"] = "refuse",
     ) -> Run:
         """Record one run, under one lock: the conversation as sent, its context, the reply.
 
@@ -557,7 +798,16 @@ class Session:
         ``tokens`` is the envelope's optional ``tokens`` member (docs/TRANSCRIPT.md), as
         :meth:`runcontext.budget.RequestCount.record` makes it; it is checked before anything
         is written.
+
+        ``edits="record"`` first records the compaction or elision that turns the recorded
+        conversation into ``messages`` (:meth:`reconcile`), for a framework that shrinks the
+        conversation without saying so; by default (``"refuse"``) such a conversation is
+        refused as not continuing the transcript.
         """
+        if edits not in ("refuse", "record"):
+            raise ValueError(f"edits: expected 'refuse' or 'record', got {edits!r}")
+        if edits == "record":
+            self.reconcile(messages)
         self.check_seed(messages)
         tokens_body = None if tokens is None else _tokens_body(tokens)
         context = check_context(context) or RunContext()
@@ -567,6 +817,11 @@ class Session:
         recorded_run: list[Run] = []
 
         def build() -> list[bytes]:
+            # Another writer may have compacted message 0 since the check above: again, under
+            # the lock, against what was just read.
+            state = self._state
+            if state.message_count and state.message(0) != message_body(messages[0], "messages[0]"):
+                self.check_seed(messages)
             self._check_continues(messages)
             recorded = self._state.message_count
             lines = [
@@ -818,3 +1073,33 @@ def _write_message(state: Transcript, body: bytes, argument: str) -> bytes:
             f"{argument}: the message cannot be stored in a transcript: {error}"
         ) from None
     return line
+
+
+def _check_position(value: object, argument: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{argument}: expected a position (int), got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{argument}: expected a position of at least 0, got {value}")
+
+
+def _compaction_tokens(
+    before: int | None, after: int | None, quality: str | None
+) -> tuple[int, int, str] | None:
+    """A compaction's ``tokens`` member: both counts or neither."""
+    if before is None and after is None:
+        if quality is not None:
+            raise ValueError("quality: give it with tokens_before and tokens_after")
+        return None
+    if before is None or after is None:
+        raise ValueError("tokens_before and tokens_after: give both or neither")
+    for value, argument in ((before, "tokens_before"), (after, "tokens_after")):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{argument}: expected an int, got {type(value).__name__}")
+        if not 0 <= value <= 2**53 - 1:
+            raise ValueError(
+                f"{argument}: expected a whole number from 0 to 2**53 - 1, got {value}"
+            )
+    quality = "estimated" if quality is None else quality
+    if quality not in _QUALITIES:
+        raise ValueError(f"quality: expected 'exact', 'calibrated' or 'estimated', got {quality!r}")
+    return before, after, quality

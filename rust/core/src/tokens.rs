@@ -25,7 +25,12 @@ impl Quality {
         }
     }
 
-    fn from_str(text: &str) -> Option<Self> {
+    /// The quality named `text` (`"exact"`, `"calibrated"`, `"estimated"`).
+    pub fn from_id(text: &str) -> Option<Self> {
+        Self::from_str(text)
+    }
+
+    pub(crate) fn from_str(text: &str) -> Option<Self> {
         match text {
             "exact" => Some(Quality::Exact),
             "calibrated" => Some(Quality::Calibrated),

@@ -15,13 +15,26 @@ const PYTHON_SESSION: &str = concat!(
     "/../../tests/data/python-session.jsonl"
 );
 
-/// What reading `data` gives: (messages, runs' digests and tokens, chain, torn length), or
-/// (kind, line).
-type Outcome = Result<(Vec<Vec<u8>>, Vec<(String, Value)>, String, usize), (ErrorKind, usize)>;
+/// A run as the vectors pin it: its digest, tokens and the conversation it was sent.
+type RunSeen = (String, Value, Vec<Vec<u8>>);
+
+/// What reading `data` gives: (the current messages, the runs, the compactions and elisions
+/// as `(start, end)` ranges (an elision's is its first and last index), chain, torn length),
+/// or (kind, line).
+type Outcome = Result<
+    (
+        Vec<Vec<u8>>,
+        Vec<RunSeen>,
+        Vec<(usize, usize)>,
+        String,
+        usize,
+    ),
+    (ErrorKind, usize),
+>;
 
 fn read(data: &[u8], max_line_bytes: usize) -> Outcome {
     let mut transcript = Transcript::with_max_line_bytes(max_line_bytes);
-    let (mut messages, mut runs) = (Vec::new(), Vec::new());
+    let (mut messages, mut runs, mut edits) = (Vec::new(), Vec::new(), Vec::new());
     let mut rest = data;
     while let Some(end) = rest.iter().position(|&b| b == b'\n') {
         match transcript.read_line(&rest[..end]) {
@@ -32,7 +45,19 @@ fn read(data: &[u8], max_line_bytes: usize) -> Outcome {
                     tokens.write(&mut text);
                     parse(&text).expect("the core writes JSON")
                 });
-                runs.push((envelope.digest, tokens));
+                let sent = messages[..envelope.messages].to_vec();
+                runs.push((envelope.digest, tokens, sent));
+            }
+            Ok(Item::Compaction(compaction)) => {
+                edits.push((compaction.start, compaction.end));
+                messages.splice(compaction.start..compaction.end, compaction.messages);
+            }
+            Ok(Item::Elision(elision)) => {
+                let first = elision.items[0].0;
+                edits.push((first, elision.items[elision.items.len() - 1].0));
+                for (index, stub) in elision.items {
+                    messages[index] = stub;
+                }
             }
             Ok(_) => {}
             Err(error) => return Err((error.kind, error.line)),
@@ -46,7 +71,13 @@ fn read(data: &[u8], max_line_bytes: usize) -> Outcome {
     if transcript.lines() == 0 {
         return Err((ErrorKind::BlankLine, 1));
     }
-    Ok((messages, runs, transcript.chain().to_owned(), rest.len()))
+    Ok((
+        messages,
+        runs,
+        edits,
+        transcript.chain().to_owned(),
+        rest.len(),
+    ))
 }
 
 fn hex(text: &str) -> Vec<u8> {
@@ -72,7 +103,7 @@ fn check(case: &Value) -> Result<(), String> {
     };
     let outcome = read(&data, cap);
     match (case.get("expect"), case.get("error"), outcome) {
-        (Some(expect), None, Ok((messages, runs, chain, torn))) => {
+        (Some(expect), None, Ok((messages, runs, edits, chain, torn))) => {
             let want: Vec<Vec<u8>> = expect
                 .get("messages")
                 .and_then(Value::as_array)
@@ -92,7 +123,14 @@ fn check(case: &Value) -> Result<(), String> {
                     want.len()
                 ));
             }
-            let want_runs: Vec<(String, Value)> = expect
+            let texts = |v: &Value| -> Vec<Vec<u8>> {
+                v.as_array()
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|m| m.as_str().expect("a JSON text").as_bytes().to_vec())
+                    .collect()
+            };
+            let want_runs: Vec<RunSeen> = expect
                 .get("runs")
                 .and_then(Value::as_array)
                 .ok_or("no runs")?
@@ -102,9 +140,30 @@ fn check(case: &Value) -> Result<(), String> {
                     (
                         digest.to_owned(),
                         r.get("tokens").cloned().unwrap_or(Value::Null),
+                        texts(r.get("sent").unwrap_or(&Value::Null)),
                     )
                 })
                 .collect();
+            let number = |v: Option<&Value>| match v {
+                Some(Value::Number(n)) => *n as usize,
+                _ => usize::MAX,
+            };
+            let want_edits: Vec<(usize, usize)> = expect
+                .get("edits")
+                .and_then(Value::as_array)
+                .ok_or("no edits")?
+                .iter()
+                .map(|e| match e.get("items").and_then(Value::as_array) {
+                    Some(items) => (
+                        number(items[0].as_array().map(|p| &p[0])),
+                        number(items[items.len() - 1].as_array().map(|p| &p[0])),
+                    ),
+                    None => (number(e.get("start")), number(e.get("end"))),
+                })
+                .collect();
+            if edits != want_edits {
+                return Err(format!("edits differ: {edits:?} vs {want_edits:?}"));
+            }
             if runs != want_runs {
                 return Err(format!("run digests differ: {runs:?} vs {want_runs:?}"));
             }
@@ -166,7 +225,7 @@ fn every_transcript_vector_passes() {
 #[test]
 fn a_transcript_written_by_the_python_session_verifies() {
     let data = std::fs::read(PYTHON_SESSION).unwrap();
-    let (messages, runs, chain, torn) = read(&data, DEFAULT_MAX_LINE_BYTES).unwrap();
+    let (messages, runs, _, chain, torn) = read(&data, DEFAULT_MAX_LINE_BYTES).unwrap();
     assert_eq!((messages.len(), runs.len(), torn), (5, 2, 0));
     assert!(chain.starts_with("blake3:"));
 }

@@ -34,6 +34,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<records::Section>()?;
     m.add_class::<records::Run>()?;
     m.add_class::<records::TornTail>()?;
+    m.add_class::<records::Compaction>()?;
+    m.add_class::<records::Elision>()?;
     m.add_function(wrap_pyfunction!(transcript::json_value, m)?)?;
     m.add(
         "TRANSCRIPT_VERSION",

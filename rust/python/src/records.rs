@@ -1,4 +1,5 @@
-//! The named records the extension hands out: `Section`, `Run` and `TornTail`.
+//! The named records the extension hands out: `Section`, `Run`, `TornTail`, `Compaction`
+//! and `Elision`.
 //!
 //! Frozen classes with named fields, equality, hashing, pickling and `__match_args__`, so a
 //! record has one shape from the core to the command line and nobody reads one by position.
@@ -192,6 +193,11 @@ impl Run {
         }
     }
 
+    /// How many conversation messages the run was sent.
+    pub(crate) fn message_count(&self) -> usize {
+        self.messages
+    }
+
     /// The run's fields in the constructor's order: what it pickles as and is compared by.
     fn args<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(
@@ -366,4 +372,235 @@ impl TornTail {
         let this = slf.get();
         Ok((slf.get_type(), (this.line, this.offset, this.length)))
     }
+}
+
+/// A `compaction` record as read or written: positions [`start`, `end`) of the conversation
+/// replaced by `messages` messages, after run `after_run` (0: before any run), on `line`.
+#[pyclass(
+    frozen,
+    eq,
+    hash,
+    module = "runcontext.transcript",
+    name = "Compaction"
+)]
+#[derive(PartialEq, Eq, Hash, Clone)]
+pub struct Compaction {
+    #[pyo3(get)]
+    after_run: usize,
+    #[pyo3(get)]
+    line: usize,
+    #[pyo3(get)]
+    start: usize,
+    #[pyo3(get)]
+    end: usize,
+    #[pyo3(get)]
+    messages: usize,
+    #[pyo3(get)]
+    mode: String,
+    #[pyo3(get)]
+    tokens_before: Option<u64>,
+    #[pyo3(get)]
+    tokens_after: Option<u64>,
+    #[pyo3(get)]
+    quality: Option<String>,
+    #[pyo3(get)]
+    timestamp: String,
+}
+
+impl Compaction {
+    pub(crate) fn from_core(
+        after_run: usize,
+        line: usize,
+        c: &runcontext_core::transcript::Compaction,
+    ) -> Self {
+        Self {
+            after_run,
+            line,
+            start: c.start,
+            end: c.end,
+            messages: c.messages.len(),
+            mode: c.mode.as_str().to_owned(),
+            tokens_before: c.tokens.map(|t| t.before),
+            tokens_after: c.tokens.map(|t| t.after),
+            quality: c.tokens.map(|t| t.quality.as_str().to_owned()),
+            timestamp: c.time.clone(),
+        }
+    }
+}
+
+type CompactionArgs = (
+    usize,
+    usize,
+    usize,
+    usize,
+    usize,
+    String,
+    Option<u64>,
+    Option<u64>,
+    Option<String>,
+    String,
+);
+
+#[pymethods]
+impl Compaction {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (after_run, line, start, end, messages, mode, tokens_before, tokens_after, quality, timestamp))]
+    fn new(
+        after_run: usize,
+        line: usize,
+        start: usize,
+        end: usize,
+        messages: usize,
+        mode: String,
+        tokens_before: Option<u64>,
+        tokens_after: Option<u64>,
+        quality: Option<String>,
+        timestamp: String,
+    ) -> Self {
+        Self {
+            after_run,
+            line,
+            start,
+            end,
+            messages,
+            mode,
+            tokens_before,
+            tokens_after,
+            quality,
+            timestamp,
+        }
+    }
+
+    #[classattr]
+    fn __match_args__() -> (&'static str, &'static str, &'static str, &'static str) {
+        ("after_run", "start", "end", "messages")
+    }
+
+    /// How many messages of the conversation it replaced (`end - start`).
+    #[getter]
+    fn replaced(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// When it was recorded (UTC).
+    #[getter]
+    fn time<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        parse_time(py, &self.timestamp)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Compaction(after_run={}, start={}, end={}, messages={}, mode={:?})",
+            self.after_run, self.start, self.end, self.messages, self.mode
+        )
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyType>, CompactionArgs)> {
+        let t = slf.get().clone();
+        Ok((
+            slf.get_type(),
+            (
+                t.after_run,
+                t.line,
+                t.start,
+                t.end,
+                t.messages,
+                t.mode,
+                t.tokens_before,
+                t.tokens_after,
+                t.quality,
+                t.timestamp,
+            ),
+        ))
+    }
+}
+
+/// An `elision` record as read or written: the messages at `indices` replaced by stubs, after
+/// run `after_run` (0: before any run), on `line`.
+#[pyclass(frozen, eq, hash, module = "runcontext.transcript", name = "Elision")]
+#[derive(PartialEq, Eq, Hash, Clone)]
+pub struct Elision {
+    #[pyo3(get)]
+    after_run: usize,
+    #[pyo3(get)]
+    line: usize,
+    indices: Vec<usize>,
+    #[pyo3(get)]
+    timestamp: String,
+}
+
+impl Elision {
+    pub(crate) fn from_core(
+        after_run: usize,
+        line: usize,
+        e: &runcontext_core::transcript::Elision,
+    ) -> Self {
+        Self {
+            after_run,
+            line,
+            indices: e.items.iter().map(|(i, _)| *i).collect(),
+            timestamp: e.time.clone(),
+        }
+    }
+}
+
+#[pymethods]
+impl Elision {
+    #[new]
+    fn new(after_run: usize, line: usize, indices: Vec<usize>, timestamp: String) -> Self {
+        Self {
+            after_run,
+            line,
+            indices,
+            timestamp,
+        }
+    }
+
+    #[classattr]
+    fn __match_args__() -> (&'static str, &'static str) {
+        ("after_run", "indices")
+    }
+
+    /// The positions whose messages were replaced by stubs, increasing.
+    #[getter]
+    fn indices<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.indices)
+    }
+
+    /// When it was recorded (UTC).
+    #[getter]
+    fn time<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        parse_time(py, &self.timestamp)
+    }
+
+    fn __repr__(&self) -> String {
+        // As Python shows a tuple: `(4,)`, `(4, 9)`.
+        let shown: Vec<String> = self.indices.iter().map(usize::to_string).collect();
+        let comma = if shown.len() == 1 { "," } else { "" };
+        format!(
+            "Elision(after_run={}, indices=({}{comma}))",
+            self.after_run,
+            shown.join(", ")
+        )
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyType>, (usize, usize, Vec<usize>, String))> {
+        let t = slf.get().clone();
+        Ok((
+            slf.get_type(),
+            (t.after_run, t.line, t.indices, t.timestamp),
+        ))
+    }
+}
+
+/// A record's `time` as an aware UTC `datetime`.
+fn parse_time<'py>(py: Python<'py>, timestamp: &str) -> PyResult<Bound<'py, PyAny>> {
+    static DATETIME: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    DATETIME
+        .import(py, "datetime", "datetime")?
+        .call_method1(pyo3::intern!(py, "fromisoformat"), (timestamp,))
 }

@@ -11,10 +11,12 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 use runcontext_core::tokens::Tokens;
-use runcontext_core::transcript::{self as core, Item, SectionRef, TranscriptError};
+use runcontext_core::transcript::{
+    self as core, CompactionTokens, Item, Mode, SectionRef, TranscriptError,
+};
 use runcontext_core::{Position, Value, MAX_SAFE_INTEGER};
 
-use crate::records::{empty_cell, ContextCell, Run, Section};
+use crate::records::{empty_cell, Compaction, ContextCell, Elision, Run, Section};
 use crate::runcontext::RunContext;
 
 /// One transcript's state: the core's reading and writing state, and what the session holds
@@ -29,9 +31,19 @@ pub struct Transcript {
     last_message_line: usize,
     /// The header's time ("" until line 1 is read).
     header_time: String,
-    /// Each conversation message's canonical JSON, in order.
-    messages: Vec<Py<PyBytes>>,
+    /// Every message body the transcript holds, once: each `message` record's, each
+    /// compaction's replacement messages and each elision's stubs (canonical JSON).
+    bodies: Vec<Py<PyBytes>>,
+    /// Each generation of the conversation (docs/TRANSCRIPT.md, *Replay*): the body at each
+    /// position. The last is the current conversation; a compaction or an elision starts a
+    /// new one, and a run refers to one, so no run copies its conversation.
+    generations: Vec<Vec<u32>>,
     runs: Vec<Py<Run>>,
+    /// The generation of each run, by run index.
+    run_generations: Vec<u32>,
+    /// Every compaction and elision, in order, and the bodies it added (its replacement
+    /// messages or its stubs: `bodies[first..first + count]`).
+    edits: Vec<(Py<PyAny>, u32, u32)>,
     /// Each section object made for a run read back, by position and digest, and each
     /// body's text as a str, by digest: the runs that name a body share one str of it.
     section_objects: HashMap<(Position, String), Py<Section>>,
@@ -64,8 +76,11 @@ type Kept<T> = Option<(T, Py<PyTuple>)>;
 
 #[derive(Clone, Copy)]
 struct Mark {
-    messages: usize,
+    bodies: usize,
+    generations: usize,
+    current: usize,
     runs: usize,
+    edits: usize,
     last_message_line: usize,
 }
 
@@ -150,8 +165,11 @@ impl Transcript {
             name,
             last_message_line: 0,
             header_time: String::new(),
-            messages: Vec::new(),
+            bodies: Vec::new(),
+            generations: vec![Vec::new()],
             runs: Vec::new(),
+            run_generations: Vec::new(),
+            edits: Vec::new(),
             section_objects: HashMap::new(),
             texts: HashMap::new(),
             shared: Shared::default(),
@@ -175,9 +193,10 @@ impl Transcript {
     fn seed(&self) -> &str {
         self.inner.seed()
     }
+    /// The length of the current conversation.
     #[getter]
     fn message_count(&self) -> usize {
-        self.messages.len()
+        self.current().len()
     }
     #[getter]
     fn run_count(&self) -> usize {
@@ -198,23 +217,155 @@ impl Transcript {
         &self.header_time
     }
 
-    /// The canonical JSON of message `index` (0-based).
+    /// The canonical JSON of message `index` (0-based) of the current conversation.
     fn message<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyBytes>> {
-        self.messages
+        self.current()
             .get(index)
-            .map(|body| body.bind(py).clone())
+            .map(|&body| self.bodies[body as usize].bind(py).clone())
             .ok_or_else(|| PyIndexError::new_err(format!("no message {index}")))
     }
 
-    /// Every message as a new Python value (the large-integer rule of `to_python`).
+    /// Every message of the current conversation as a new Python value (the large-integer
+    /// rule of `to_python`).
     fn decoded_messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let list = PyList::empty(py);
-        for body in &self.messages {
-            let value = runcontext_core::parse(body.bind(py).as_bytes())
-                .map_err(|e| PyValueError::new_err(e.to_string()))?;
-            list.append(to_python(py, &value)?)?;
-        }
-        Ok(list)
+        self.decode(py, self.current())
+    }
+
+    /// The conversation run `number` (1-based) was sent, as new Python values: its
+    /// generation's first `messages` (docs/TRANSCRIPT.md, *Replay*).
+    fn decoded_messages_at<'py>(
+        &self,
+        py: Python<'py>,
+        number: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let (generation, count) = self.sent(py, number)?;
+        self.decode(py, &generation[..count])
+    }
+
+    /// The canonical JSON of run `number`'s reply: the message at position `messages` of
+    /// its generation, if one was added before the next compaction or elision.
+    fn reply_of<'py>(
+        &self,
+        py: Python<'py>,
+        number: usize,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let (generation, count) = self.sent(py, number)?;
+        Ok(generation
+            .get(count)
+            .map(|&body| self.bodies[body as usize].bind(py).clone()))
+    }
+
+    /// Every compaction and elision, in order, in a new list.
+    fn edits<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.edits.iter().map(|(edit, _, _)| edit.bind(py)))
+    }
+
+    /// The messages edit `index` (0-based, as `edits()` lists them) added, as new Python
+    /// values: a compaction's replacement messages, or an elision's stubs in index order.
+    fn edit_messages<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyList>> {
+        let (_, first, count) = self
+            .edits
+            .get(index)
+            .ok_or_else(|| PyIndexError::new_err(format!("no edit {index}")))?;
+        let ids: Vec<u32> = (*first..first + count).collect();
+        self.decode(py, &ids)
+    }
+
+    /// The `compaction` line replacing [`start`, `end`) of the current conversation with
+    /// `messages` (each its canonical JSON), and the record. `tokens` is `(before, after,
+    /// quality)` or `None`. The core refuses what a reader would, and a range that separates
+    /// a tool call from its result.
+    #[pyo3(signature = (start, end, messages, mode, time, tokens = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn write_compaction<'py>(
+        &mut self,
+        py: Python<'py>,
+        start: usize,
+        end: usize,
+        messages: Vec<Bound<'py, PyBytes>>,
+        mode: &str,
+        time: &str,
+        tokens: Option<(u64, u64, String)>,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, Compaction>)> {
+        let mode = Mode::from_id(mode).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "mode: expected \"summary\" or \"trim\", got {mode:?}"
+            ))
+        })?;
+        let tokens = tokens
+            .map(|(before, after, quality)| {
+                runcontext_core::tokens::Quality::from_id(&quality)
+                    .map(|quality| CompactionTokens {
+                        before,
+                        after,
+                        quality,
+                    })
+                    .ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "quality: expected \"exact\", \"calibrated\" or \"estimated\", \
+                             got {quality:?}"
+                        ))
+                    })
+            })
+            .transpose()?;
+        let compaction = core::Compaction {
+            start,
+            end,
+            messages: messages.iter().map(|m| m.as_bytes().to_vec()).collect(),
+            mode,
+            tokens,
+            time: time.to_owned(),
+        };
+        let line = {
+            let conversation = bodies_of(py, &self.generations, &self.bodies);
+            self.inner
+                .write_compaction(&conversation, &compaction)
+                .map_err(write_error)?
+        };
+        let record = Compaction::from_core(self.runs.len(), self.inner.lines(), &compaction);
+        let added: Vec<Py<PyBytes>> = messages.into_iter().map(Bound::unbind).collect();
+        let record = self.take_compaction(py, start, end, added, record)?;
+        Ok((PyBytes::new(py, &line), record))
+    }
+
+    /// The `elision` line replacing each `(index, stub)` of `items` (the stub's canonical
+    /// JSON; indices strictly increasing), and the record.
+    fn write_elision<'py>(
+        &mut self,
+        py: Python<'py>,
+        items: Vec<(usize, Bound<'py, PyBytes>)>,
+        time: &str,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, Elision>)> {
+        let line = {
+            let conversation = bodies_of(py, &self.generations, &self.bodies);
+            let pairs: Vec<(usize, &[u8])> =
+                items.iter().map(|(i, s)| (*i, s.as_bytes())).collect();
+            self.inner
+                .write_elision(&conversation, &pairs, time)
+                .map_err(write_error)?
+        };
+        let elision = core::Elision {
+            items: items
+                .iter()
+                .map(|(i, s)| (*i, s.as_bytes().to_vec()))
+                .collect(),
+            time: time.to_owned(),
+        };
+        let record = Elision::from_core(self.runs.len(), self.inner.lines(), &elision);
+        let stubs = items.into_iter().map(|(i, s)| (i, s.unbind())).collect();
+        let record = self.take_elision(py, stubs, record)?;
+        Ok((PyBytes::new(py, &line), record))
+    }
+
+    /// The range `[start, end)` a pair-aligned hard trim of the current conversation drops,
+    /// keeping its first `sticky` messages and at least its last `keep`; `None` when nothing
+    /// can be dropped.
+    fn trim_range(&self, py: Python<'_>, sticky: usize, keep: usize) -> Option<(usize, usize)> {
+        core::trim_range(
+            &bodies_of(py, &self.generations, &self.bodies),
+            sticky,
+            keep,
+        )
     }
 
     /// Every run, in order, in a new list.
@@ -286,8 +437,11 @@ impl Transcript {
     fn begin(&mut self) {
         self.inner.begin();
         self.mark = Some(Mark {
-            messages: self.messages.len(),
+            bodies: self.bodies.len(),
+            generations: self.generations.len(),
+            current: self.current().len(),
             runs: self.runs.len(),
+            edits: self.edits.len(),
             last_message_line: self.last_message_line,
         });
     }
@@ -298,8 +452,14 @@ impl Transcript {
     fn rollback(&mut self) {
         self.inner.rollback();
         if let Some(mark) = self.mark.take() {
-            self.messages.truncate(mark.messages);
+            self.bodies.truncate(mark.bodies);
+            self.generations.truncate(mark.generations);
+            if let Some(current) = self.generations.last_mut() {
+                current.truncate(mark.current);
+            }
             self.runs.truncate(mark.runs);
+            self.run_generations.truncate(mark.runs);
+            self.edits.truncate(mark.edits);
             self.last_message_line = mark.last_message_line;
         }
     }
@@ -326,7 +486,7 @@ impl Transcript {
             .inner
             .write_message(message.as_bytes())
             .map_err(write_error)?;
-        self.messages.push(message.unbind());
+        self.push_message(message.unbind());
         self.last_message_line = self.inner.lines();
         Ok(PyBytes::new(py, &line))
     }
@@ -416,6 +576,86 @@ impl Transcript {
 }
 
 impl Transcript {
+    fn current(&self) -> &[u32] {
+        self.generations.last().expect("at least one generation")
+    }
+
+    fn push_message(&mut self, body: Py<PyBytes>) {
+        let id = self.bodies.len() as u32;
+        self.bodies.push(body);
+        self.generations
+            .last_mut()
+            .expect("at least one generation")
+            .push(id);
+    }
+
+    /// A new generation: the current one with [`start`, `end`) replaced by `added`.
+    fn take_compaction<'py>(
+        &mut self,
+        py: Python<'py>,
+        start: usize,
+        end: usize,
+        added: Vec<Py<PyBytes>>,
+        record: Compaction,
+    ) -> PyResult<Bound<'py, Compaction>> {
+        let first = self.bodies.len() as u32;
+        let count = added.len() as u32;
+        let ids = first..first + count;
+        self.bodies.extend(added);
+        let current = self.current();
+        let mut next = Vec::with_capacity(current.len() - (end - start) + ids.len());
+        next.extend_from_slice(&current[..start]);
+        next.extend(ids);
+        next.extend_from_slice(&current[end..]);
+        self.generations.push(next);
+        self.last_message_line = self.inner.lines();
+        let record = Bound::new(py, record)?;
+        self.edits
+            .push((record.clone().into_any().unbind(), first, count));
+        Ok(record)
+    }
+
+    /// A new generation: the current one with each `(index, stub)` replaced.
+    fn take_elision<'py>(
+        &mut self,
+        py: Python<'py>,
+        stubs: Vec<(usize, Py<PyBytes>)>,
+        record: Elision,
+    ) -> PyResult<Bound<'py, Elision>> {
+        let mut next = self.current().to_vec();
+        let (first, count) = (self.bodies.len() as u32, stubs.len() as u32);
+        for (index, stub) in stubs {
+            next[index] = self.bodies.len() as u32;
+            self.bodies.push(stub);
+        }
+        self.generations.push(next);
+        self.last_message_line = self.inner.lines();
+        let record = Bound::new(py, record)?;
+        self.edits
+            .push((record.clone().into_any().unbind(), first, count));
+        Ok(record)
+    }
+
+    /// Run `number`'s generation and message count.
+    fn sent(&self, py: Python<'_>, number: usize) -> PyResult<(&[u32], usize)> {
+        let index = number
+            .checked_sub(1)
+            .filter(|&i| i < self.runs.len())
+            .ok_or_else(|| PyIndexError::new_err(format!("no run {number}")))?;
+        let generation = &self.generations[self.run_generations[index] as usize];
+        Ok((generation, self.runs[index].bind(py).get().message_count()))
+    }
+
+    fn decode<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for &body in ids {
+            let value = runcontext_core::parse(self.bodies[body as usize].bind(py).as_bytes())
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            list.append(to_python(py, &value)?)?;
+        }
+        Ok(list)
+    }
+
     /// Read one line in the core and take in what it holds.
     fn take(&mut self, py: Python<'_>, raw: &[u8]) -> PyResult<()> {
         let item = self
@@ -425,7 +665,25 @@ impl Transcript {
         match item {
             Item::Message { body, .. } => {
                 self.last_message_line = self.inner.lines();
-                self.messages.push(PyBytes::new(py, &body).unbind());
+                self.push_message(PyBytes::new(py, &body).unbind());
+            }
+            Item::Compaction(c) => {
+                let record = Compaction::from_core(self.runs.len(), self.inner.lines(), &c);
+                let added = c
+                    .messages
+                    .iter()
+                    .map(|m| PyBytes::new(py, m).unbind())
+                    .collect();
+                self.take_compaction(py, c.start, c.end, added, record)?;
+            }
+            Item::Elision(e) => {
+                let record = Elision::from_core(self.runs.len(), self.inner.lines(), &e);
+                let stubs = e
+                    .items
+                    .iter()
+                    .map(|(i, s)| (*i, PyBytes::new(py, s).unbind()))
+                    .collect();
+                self.take_elision(py, stubs, record)?;
             }
             Item::Run(e) => {
                 let sections = match &self.shared.sections {
@@ -531,8 +789,25 @@ impl Transcript {
             context: cell,
         };
         self.runs.push(run.clone().unbind());
+        self.run_generations
+            .push((self.generations.len() - 1) as u32);
         Ok(run)
     }
+}
+
+/// The current conversation's bodies (the last generation's), as the core's writers take
+/// them.
+fn bodies_of<'a>(
+    py: Python<'a>,
+    generations: &'a [Vec<u32>],
+    bodies: &'a [Py<PyBytes>],
+) -> Vec<&'a [u8]> {
+    generations
+        .last()
+        .expect("at least one generation")
+        .iter()
+        .map(|&body| bodies[body as usize].bind(py).as_bytes())
+        .collect()
 }
 
 /// The lines of a chunk, split at each `\n` as `bytes.split(b"\n")` splits them (an empty

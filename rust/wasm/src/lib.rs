@@ -485,7 +485,10 @@ pub extern "C" fn rc_transcript_state(handle: u32) -> u32 {
 
 /// Verifies one line (without its `\n`) and takes it in. The output is one tag byte and its
 /// data: `h` + the header's time; `m` + the message's canonical JSON; `s` (a section); `r` +
-/// the run as canonical JSON. An error is `{"kind", "line", "message"}`.
+/// the run as canonical JSON; `c` (a compaction) + `{"end","mode","start","time","tokens"}`
+/// and then each replacement message, every part after a `\n`; `e` (an elision) +
+/// `{"indices","time"}` and then each stub after a `\n` (canonical JSON holds no raw `\n`).
+/// An error is `{"kind", "line", "message"}`.
 #[no_mangle]
 pub extern "C" fn rc_transcript_read(handle: u32) -> u32 {
     with_transcript(handle, |state, line| {
@@ -500,6 +503,45 @@ pub extern "C" fn rc_transcript_read(handle: u32) -> u32 {
             Item::Header { time, .. } => [b"h".as_slice(), time.as_bytes()].concat(),
             Item::Message { body, .. } => [b"m".as_slice(), &body].concat(),
             Item::Section { .. } => b"s".to_vec(),
+            Item::Compaction(c) => {
+                let tokens = c.tokens.map_or(Value::Null, |t| {
+                    Value::Object(vec![
+                        ("after".into(), Value::Number(t.after as f64)),
+                        ("before".into(), Value::Number(t.before as f64)),
+                        ("quality".into(), text(t.quality.as_str())),
+                    ])
+                });
+                let mut out = b"c".to_vec();
+                out.extend(object(vec![
+                    ("end", Value::Number(c.end as f64)),
+                    ("mode", text(c.mode.as_str())),
+                    ("start", Value::Number(c.start as f64)),
+                    ("time", text(c.time)),
+                    ("tokens", tokens),
+                ]));
+                for message in c.messages {
+                    out.push(b'\n');
+                    out.extend(message);
+                }
+                out
+            }
+            Item::Elision(e) => {
+                let indices = e
+                    .items
+                    .iter()
+                    .map(|(i, _)| Value::Number(*i as f64))
+                    .collect();
+                let mut out = b"e".to_vec();
+                out.extend(object(vec![
+                    ("indices", Value::Array(indices)),
+                    ("time", text(e.time)),
+                ]));
+                for (_, stub) in e.items {
+                    out.push(b'\n');
+                    out.extend(stub);
+                }
+                out
+            }
             Item::Run(envelope) => {
                 let rc = state.context_of(&envelope).map_err(|e| abi_error(&e))?;
                 let tokens = envelope.tokens.as_ref().map_or(Value::Null, |t| {

@@ -19,6 +19,8 @@ pub enum ErrorKind {
     Chain,
     Seed,
     Index,
+    Compaction,
+    Elision,
     Run,
     SectionDigest,
     DanglingSection,
@@ -28,7 +30,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order the checks run on one line.
-    pub const ALL: [ErrorKind; 19] = [
+    pub const ALL: [ErrorKind; 21] = [
         Self::TooLong,
         Self::BlankLine,
         Self::NotJson,
@@ -43,6 +45,8 @@ impl ErrorKind {
         Self::Chain,
         Self::Seed,
         Self::Index,
+        Self::Compaction,
+        Self::Elision,
         Self::Run,
         Self::SectionDigest,
         Self::DanglingSection,
@@ -72,6 +76,8 @@ impl ErrorKind {
             Self::Chain => "chain",
             Self::Seed => "seed",
             Self::Index => "index",
+            Self::Compaction => "compaction",
+            Self::Elision => "elision",
             Self::Run => "run",
             Self::SectionDigest => "section-digest",
             Self::DanglingSection => "dangling-section",

@@ -34,6 +34,7 @@
 
 mod chain;
 mod context;
+mod edits;
 mod errors;
 mod read;
 mod records;
@@ -52,6 +53,9 @@ use crate::tokens::Tokens;
 
 pub use chain::{chain_of, is_digest};
 use context::Layout;
+pub use edits::{
+    check_pairs, tool_ids, trim_range, Compaction, CompactionTokens, Elision, Mode, ToolSide,
+};
 pub use errors::{ErrorKind, TranscriptError, WriteError};
 pub use records::is_message;
 pub use time::check_time;
@@ -118,6 +122,10 @@ pub enum Item {
         name: String,
     },
     Run(Envelope),
+    /// A `compaction`: the current conversation's [`start`, `end`) replaced by its messages.
+    Compaction(Compaction),
+    /// An `elision`: the listed positions replaced by their stubs.
+    Elision(Elision),
 }
 
 type Structure = (Vec<SectionRef>, Vec<(String, String)>);

@@ -105,6 +105,8 @@ impl Transcript {
                 Parsed::Message { .. } => None,
                 Parsed::Section { .. } => Some("section"),
                 Parsed::Run(_) => Some("run-context"),
+                Parsed::Compaction(_) => Some("compaction"),
+                Parsed::Elision(_) => Some("elision"),
             };
             if let Some(kind) = kind {
                 return Err(TranscriptError {
@@ -123,6 +125,14 @@ impl Transcript {
                 self.read_section(digest, &name, &text, line)?
             }
             Parsed::Run(envelope) => self.read_run(envelope, line)?,
+            Parsed::Compaction(compaction) => {
+                self.read_compaction(&compaction, line)?;
+                Item::Compaction(compaction)
+            }
+            Parsed::Elision(elision) => {
+                self.read_elision(&elision, line)?;
+                Item::Elision(elision)
+            }
         };
         self.finish(&next, raw);
         Ok(item)
@@ -338,7 +348,8 @@ impl Transcript {
             return Err(fail(
                 ErrorKind::Run,
                 format!(
-                    "run {run} carried {messages} messages, but only {} are recorded before it",
+                    "run {run} carried {messages} messages, but the conversation holds only {} \
+                     at this line",
                     self.messages
                 ),
             ));

@@ -1,7 +1,10 @@
 //! One line's members: the general reader ([`check_record`]), which gives every refusal,
 //! and the in-place reader of plainly canonical lines ([`scan_record`]).
 
-use super::{check_time, is_digest, Envelope, ErrorKind, SectionRef, TranscriptError};
+use super::edits::{parse_compaction, parse_elision};
+use super::{
+    check_time, is_digest, Compaction, Elision, Envelope, ErrorKind, SectionRef, TranscriptError,
+};
 use crate::canonical::MAX_DEPTH;
 use crate::parse::{nesting, syntax_error};
 use crate::parse::{parse, ParseErrorKind};
@@ -95,13 +98,23 @@ pub(super) fn check_record(
     };
     let record = Record { members };
     let kind = match record.get("type").and_then(Value::as_str) {
-        Some(k @ ("header" | "message" | "section" | "run-context")) => k,
+        // A version 1 file has no compactions or elisions: they are unknown there, as a
+        // version 1 reader would find them (line 1 is the header whatever its type).
+        Some(k @ ("compaction" | "elision")) if !chained && line > 1 => {
+            return Err(fail(
+                ErrorKind::UnknownType,
+                format!("a {k} record in a version 1 transcript, which has none"),
+            ))
+        }
+        Some(k @ ("header" | "message" | "section" | "run-context" | "compaction" | "elision")) => {
+            k
+        }
         Some(other) => {
             return Err(fail(
                 ErrorKind::UnknownType,
                 format!(
                     "unknown record type {other:?} (a record's type is one of header, \
-                         message, section, run-context)"
+                         message, section, run-context, compaction, elision)"
                 ),
             ))
         }
@@ -133,6 +146,11 @@ pub(super) fn check_record(
     let fields: &[&str] = match kind {
         "message" => &["index", "message", "type"],
         "section" => &["digest", "name", "text", "type"],
+        "compaction" if record.get("tokens").is_some() => {
+            &["end", "messages", "mode", "start", "time", "tokens", "type"]
+        }
+        "compaction" => &["end", "messages", "mode", "start", "time", "type"],
+        "elision" => &["items", "time", "type"],
         // `tokens` is optional (version 2 readers accept a run with or without it).
         _ if record.get("tokens").is_some() => &[
             "digest", "facts", "messages", "run", "sections", "time", "tokens", "type",
@@ -147,6 +165,8 @@ pub(super) fn check_record(
     let parsed = match kind {
         "message" => parse_message(&record, raw, line)?,
         "section" => parse_section(&record, line)?,
+        "compaction" => Parsed::Compaction(parse_compaction(&record, line)?),
+        "elision" => Parsed::Elision(parse_elision(&record, line)?),
         _ => Parsed::Run(parse_run(&record, line)?),
     };
     let chain = chained
@@ -279,6 +299,8 @@ pub(super) enum Parsed {
         text: String,
     },
     Run(Envelope),
+    Compaction(Compaction),
+    Elision(Elision),
 }
 
 /// What [`check_record`] found.
@@ -491,7 +513,11 @@ pub(super) fn digest_member(
     }
 }
 
-fn count_member(record: &Record, key: &str, line: usize) -> Result<usize, TranscriptError> {
+pub(super) fn count_member(
+    record: &Record,
+    key: &str,
+    line: usize,
+) -> Result<usize, TranscriptError> {
     match record.get(key) {
         Some(Value::Number(v))
             if *v >= 0.0 && v.fract() == 0.0 && *v <= 9_007_199_254_740_991.0 =>

@@ -230,7 +230,7 @@ impl Transcript {
         Ok(self.chained(&body))
     }
 
-    fn check_writable(&self) -> Result<(), WriteError> {
+    pub(super) fn check_writable(&self) -> Result<(), WriteError> {
         match self.version {
             TRANSCRIPT_VERSION => Ok(()),
             0 => Err(WriteError("write the header first".into())),

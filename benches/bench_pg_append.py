@@ -50,7 +50,7 @@ from typing import Any
 TURNS = 50  # per session
 PROCESSES = 8
 AGENTS = "".join(f"Rule {i:03}: keep the build green and explain each change.\n" for i in range(72))
-SYSTEMS = ("pgbench", "record_run", "Loop.run", "langgraph", "agents-sdk")
+SYSTEMS = ("pgbench", "record_run", "record_run, locked", "Loop.run", "langgraph", "agents-sdk")
 assert 4000 <= len(AGENTS) <= 4200
 
 
@@ -86,16 +86,20 @@ class RecordRun:
         self.session: Any = None
 
     def new_session(self) -> None:
+        import psycopg_pool
+
         from runcontext import Loop, Session
+        from runcontext.transcript.postgres import PostgresStore
 
         if self.session is not None:
             self.session.close()
+        else:  # one connection per process, as the other systems have, whatever the sessions
+            self.pool = psycopg_pool.ConnectionPool(self.dsn, min_size=1, max_size=1)
         self.number += 1
         seed = {"role": "system", "content": "You are a careful coding agent."}
         self.messages: list[Any] = [seed]
-        self.session = Session.create(
-            self.dsn, self.messages, session_id=f"{self.prefix}-{self.number}"
-        )
+        store = PostgresStore(pool=self.pool, session_id=f"{self.prefix}-{self.number}")
+        self.session = Session.create(store, self.messages)
         self.reply: dict[str, Any] = {}
         self.loop = Loop(lambda _request: self.reply, self.session)
 
@@ -115,11 +119,13 @@ class RecordRun:
         self.messages.append(reply)
 
     def connection(self) -> Any:
-        return self.session.store._conn
+        with self.pool.connection() as conn:
+            return conn
 
     def close(self) -> None:
         if self.session is not None:
             self.session.close()
+            self.pool.close()
 
 
 class LangGraph:
@@ -199,6 +205,11 @@ class AgentsSDK:
 
 def make_system(name: str, dsn: str, prefix: str) -> Any:
     if name == "record_run":
+        return RecordRun(dsn, prefix, loop=False)
+    if name == "record_run, locked":  # every append under the row lock: two round trips
+        from runcontext.transcript.postgres import PostgresStore
+
+        PostgresStore.append_if_current = lambda *_: None  # type: ignore[method-assign]
         return RecordRun(dsn, prefix, loop=False)
     if name == "Loop.run":
         return RecordRun(dsn, prefix, loop=True)
@@ -418,6 +429,7 @@ def stored_bytes(conn: Any, name: str) -> int:
     """The bytes the system's rows hold (pg_column_size of each row), in the tables it writes."""
     tables = {
         "record_run": ("runcontext_records", "runcontext_sections", "runcontext_sessions"),
+        "record_run, locked": ("runcontext_records", "runcontext_sections", "runcontext_sessions"),
         "Loop.run": ("runcontext_records", "runcontext_sections", "runcontext_sessions"),
         "langgraph": ("checkpoints", "checkpoint_blobs", "checkpoint_writes"),
         "agents-sdk": ("agent_messages", "agent_sessions"),

@@ -178,24 +178,24 @@ _ROW_AND_LAST_RECORD = """
 # or 1) says so. The records go as arrays, one per column, in the lines' order.
 _WRITE = """
     WITH anchored AS (
-        UPDATE runcontext_sessions SET records = %(records)s, chain = %(chain)s, updated = now()
-        WHERE tenant = %(tenant)s AND session_id = %(session)s AND records = %(after)s{guard}
+        UPDATE runcontext_sessions SET records = %(records)b, chain = %(chain)b, updated = now()
+        WHERE tenant = %(tenant)b AND session_id = %(session)b AND records = %(after)b{guard}
         RETURNING 1
     ), bodies AS (
         INSERT INTO runcontext_sections (tenant, digest, name, text)
-        SELECT %(tenant)s, b.digest, b.name, b.text
-        FROM unnest(%(digests)s::text[], %(names)s::text[], %(texts)s::bytea[])
+        SELECT %(tenant)b, b.digest, b.name, b.text
+        FROM unnest(%(digests)b::text[], %(names)b::text[], %(texts)b::bytea[])
             AS b (digest, name, text)
         WHERE EXISTS (SELECT FROM anchored)
         ON CONFLICT DO NOTHING
     ), inserted AS (
         INSERT INTO runcontext_records (tenant, session_id, seq, type, run, time, context_digest,
                                         section_digest, size, line)
-        SELECT %(tenant)s, %(session)s, %(after)s + r.n, r.type, r.run, r.time, r.context_digest,
+        SELECT %(tenant)b, %(session)b, %(after)b + r.n, r.type, r.run, r.time, r.context_digest,
                r.section_digest, r.size, r.line
-        FROM unnest(%(types)s::text[], %(runs)s::integer[], %(times)s::timestamptz[],
-                    %(contexts)s::text[], %(sections)s::text[], %(sizes)s::bigint[],
-                    %(lines)s::bytea[])
+        FROM unnest(%(types)b::text[], %(runs)b::integer[], %(times)b::timestamptz[],
+                    %(contexts)b::text[], %(sections)b::text[], %(sizes)b::bigint[],
+                    %(lines)b::bytea[])
             WITH ORDINALITY AS r (type, run, time, context_digest, section_digest, size, line, n)
         WHERE EXISTS (SELECT FROM anchored)
     )
@@ -208,14 +208,14 @@ _WRITE = """
 _WRITE_LOCKED = _WRITE.format(guard="")
 _WRITE_IF_CURRENT = _WRITE.format(
     guard="""
-            AND chain IS NOT DISTINCT FROM %(anchor)s
+            AND chain IS NOT DISTINCT FROM %(anchor)b
             AND EXISTS (
                 SELECT FROM runcontext_records
-                WHERE tenant = %(tenant)s AND session_id = %(session)s AND seq = %(after)s
-                    AND substring(line FROM 1 FOR 82) = %(head)s)
+                WHERE tenant = %(tenant)b AND session_id = %(session)b AND seq = %(after)b
+                    AND substring(line FROM 1 FOR 82) = %(head)b)
             AND NOT EXISTS (
                 SELECT FROM runcontext_records
-                WHERE tenant = %(tenant)s AND session_id = %(session)s AND seq > %(after)s)"""
+                WHERE tenant = %(tenant)b AND session_id = %(session)b AND seq > %(after)b)"""
 )
 
 
@@ -577,11 +577,14 @@ class PostgresStore:
         self._known = None  # until the write is known to have committed
         with self._errors(), self._connection() as conn, _autocommit(conn):
             try:
-                with self._transaction(conn):
-                    result = self._write(conn, _WRITE_IF_CURRENT, params)
+                if self.lock_timeout is None:  # one statement: a transaction of its own
+                    row = self._write(conn, _WRITE_IF_CURRENT, params).fetchone()
+                else:  # with its lock_timeout, in one round trip still
+                    with self._transaction(conn):
+                        result = self._write(conn, _WRITE_IF_CURRENT, params)
+                    row = result.fetchone()
             except psycopg.IntegrityError:
                 return None  # records the row does not count: writing() refuses them by name
-            row = result.fetchone()
         if row is None or row[0] != 1:
             return None
         self._known = written

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import errno
 import json
+import struct
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from datetime import datetime
-from typing import Any
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from runcontext._core import canonical_json, digest
@@ -35,7 +36,8 @@ try:
     import psycopg.conninfo
     import psycopg.errors
     import psycopg_pool
-    from psycopg.pq import TransactionStatus
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format, TransactionStatus
 except ImportError as _error:  # pragma: no cover - the extra's tests always have it
     raise ImportError(
         "runcontext.transcript.postgres needs psycopg 3: pip install 'runcontext[postgres]'"
@@ -217,6 +219,90 @@ _WRITE_IF_CURRENT = _WRITE.format(
                 SELECT FROM runcontext_records
                 WHERE tenant = %(tenant)b AND session_id = %(session)b AND seq > %(after)b)"""
 )
+
+
+class _Array(list[Any]):
+    """A list sent as a one-dimensional array in PostgreSQL's binary form (``_ArrayDumper``):
+    a write's columns, built in one pass, where the driver's generic list dumper would inspect
+    every list's elements to find their type first. A connection without the dumper sends it as
+    the list it is."""
+
+    oid: ClassVar[int]  # the array type's
+    element_oid: ClassVar[int]
+
+    @staticmethod
+    def encode(value: Any) -> bytes:
+        raise NotImplementedError
+
+
+class _TextArray(_Array):
+    oid, element_oid = 1009, 25
+
+    @staticmethod
+    def encode(value: Any) -> bytes:
+        return str(value).encode("utf-8")
+
+
+class _ByteaArray(_Array):
+    oid, element_oid = 1001, 17
+
+    @staticmethod
+    def encode(value: Any) -> bytes:
+        return bytes(value)
+
+
+class _Int8Array(_Array):
+    oid, element_oid = 1016, 20
+
+    @staticmethod
+    def encode(value: Any) -> bytes:
+        return _INT8.pack(value)
+
+
+class _TimestamptzArray(_Array):
+    oid, element_oid = 1185, 1184
+
+    @staticmethod
+    def encode(value: Any) -> bytes:
+        # Microseconds since PostgreSQL's epoch (an aware datetime: _time returns no other).
+        return _INT8.pack((value - _PG_EPOCH) // _MICROSECOND)
+
+
+_INT4, _INT8, _HEAD = struct.Struct("!i"), struct.Struct("!q"), struct.Struct("!iIIii")
+_NULL = _INT4.pack(-1)
+_PG_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+class _ArrayDumper(Dumper):
+    """PostgreSQL's binary array form (array_send): dimensions, null flag, element type, then
+    each element as its length and bytes (-1 for NULL)."""
+
+    format = Format.BINARY
+
+    def dump(self, obj: Any) -> bytes:
+        if not obj:
+            return _HEAD.pack(0, 0, obj.element_oid, 0, 0)[:12]
+        encode = obj.encode
+        parts = [b""]
+        hasnull = 0
+        for value in obj:
+            if value is None:
+                parts.append(_NULL)
+                hasnull = 1
+            else:
+                data = encode(value)
+                parts.append(_INT4.pack(len(data)))
+                parts.append(data)
+        parts[0] = _HEAD.pack(1, hasnull, obj.element_oid, len(obj), 1)
+        return b"".join(parts)
+
+
+for _array in (_TextArray, _ByteaArray, _Int8Array, _TimestamptzArray):
+    # Registered for runcontext's own list types only: nothing else a program sends changes.
+    psycopg.adapters.register_dumper(
+        _array, type(f"{_array.__name__}Dumper", (_ArrayDumper,), {"oid": _array.oid})
+    )
 
 
 def parse_dsn(dsn: str) -> tuple[str, str | None, str | None]:
@@ -756,16 +842,10 @@ class PostgresStore:
         """The parameters of a write of ``lines`` as records ``first``, ``first + 1``, …: the
         queryable columns of each, the new section bodies, the session row's new count and
         chain; and the last record as the write leaves it."""
-        types: list[str] = []
-        runs: list[int | None] = []
-        times: list[datetime | None] = []
-        contexts: list[str | None] = []
-        section_digests: list[str | None] = []
-        sizes: list[int] = []
-        rows: list[bytes] = []
-        digests: list[str] = []
-        names: list[str] = []
-        texts: list[bytes] = []
+        types, runs, times = _TextArray(), _Int8Array(), _TimestamptzArray()
+        contexts, section_digests = _TextArray(), _TextArray()
+        sizes, rows = _Int8Array(), _ByteaArray()
+        digests, names, texts = _TextArray(), _TextArray(), _ByteaArray()
         chain: str | None = None
         for offset, line in enumerate(lines):
             seq = first + offset

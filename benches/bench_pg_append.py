@@ -568,11 +568,23 @@ def print_results(
     def median(label: str, processes: int, key: str) -> float:
         return statistics.median(s[key] for s in samples[(label, processes)])
 
-    engine = {p: median("pgbench", p, "rate") for p in (1, PROCESSES) if ("pgbench", p) in samples}
+    def share(label: str, processes: int) -> str:
+        """The median over rounds of the rate's share of the engine's in the same round (a
+        round's samples are minutes apart at most: the disk and the neighbours change less)."""
+        if ("pgbench", processes) not in samples:
+            return ""
+        ratios = [
+            mine["rate"] / engine["rate"]
+            for mine, engine in zip(
+                samples[(label, processes)], samples[("pgbench", processes)], strict=True
+            )
+        ]
+        return f" ({statistics.median(ratios):4.0%})"
+
     print(
-        f"\nappends/s, medians of {args.rounds} rounds of {args.seconds:g} s"
-        " (share of the engine's minimal append); per append: round trips, client and server"
-        " CPU (ms); bytes turn 50 adds"
+        f"\nappends/s, medians of {args.rounds} rounds of {args.seconds:g} s (the median share"
+        " of the engine's minimal append in the same round); per append: round trips, client"
+        " and server CPU (ms); bytes turn 50 adds"
     )
     header = (
         f"{'':<22} {'1 process, 1 session':>22} {'8 processes, 8 sessions':>24}"
@@ -583,8 +595,7 @@ def print_results(
         cells = []
         for processes in (1, PROCESSES):
             rate = median(label, processes, "rate")
-            share = f" ({rate / engine[processes]:4.0%})" if processes in engine else ""
-            cells.append(f"{rate:,.0f} /s{share}")
+            cells.append(f"{rate:,.0f} /s{share(label, processes)}")
         trips = "4" if name == "pgbench" else f"{profiles[label]['trips']:.1f}"
         size = "–" if name == "pgbench" else f"{profiles[label]['bytes'] / 1000:.1f} KB"
         client = "/".join(f"{median(label, p, 'client_ms'):.2f}" for p in (1, PROCESSES))

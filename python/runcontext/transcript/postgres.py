@@ -268,7 +268,8 @@ class _TimestamptzArray(_Array):
         return _INT8.pack((value - _PG_EPOCH) // _MICROSECOND)
 
 
-_INT4, _INT8, _HEAD = struct.Struct("!i"), struct.Struct("!q"), struct.Struct("!iIIii")
+_INT4, _INT8 = struct.Struct("!i"), struct.Struct("!q")
+_EMPTY, _HEAD = struct.Struct("!iII"), struct.Struct("!iIIii")  # without and with a dimension
 _NULL = _INT4.pack(-1)
 _PG_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
@@ -282,7 +283,7 @@ class _ArrayDumper(Dumper):
 
     def dump(self, obj: Any) -> bytes:
         if not obj:
-            return _HEAD.pack(0, 0, obj.element_oid, 0, 0)[:12]
+            return _EMPTY.pack(0, 0, obj.element_oid)
         encode = obj.encode
         parts = [b""]
         hasnull = 0

@@ -456,11 +456,13 @@ def check_run(session: Session, messages: Sequence[Mapping[str, Any]]) -> None:
     by every integration (docs/INTEGRATIONS.md, *Nothing paid is lost*).
 
     :meth:`Session.record_run` makes them again under its lock; another writer could still
-    append in between, but a run this process can tell is unrecordable is refused now.
+    append in between, but a run this process can tell is unrecordable is refused now. The
+    store is read only where that is local (:meth:`Session.check_run`): over PostgreSQL the
+    checks cost no round trip.
     """
-    session.check_appendable()  # closed, read-only, or a torn last line
-    session.check_conversation(messages)  # seed, length, last recorded message
-    session.check_recordable(messages)  # every new message has a record form
+    # closed, read-only, a torn last line; the seed, the length, the last recorded message;
+    # every new message has a record form
+    session.check_run(messages)
 
 
 def run_not_recorded(

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import errno
 import json
+import struct
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from datetime import datetime
-from typing import Any
+from contextlib import contextmanager, suppress
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from runcontext._core import canonical_json, digest
@@ -35,6 +36,8 @@ try:
     import psycopg.conninfo
     import psycopg.errors
     import psycopg_pool
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format, TransactionStatus
 except ImportError as _error:  # pragma: no cover - the extra's tests always have it
     raise ImportError(
         "runcontext.transcript.postgres needs psycopg 3: pip install 'runcontext[postgres]'"
@@ -58,6 +61,10 @@ SCHEMA_VERSION = 2
 # created by a newer writer is refused on open, before any of its lines are read.
 _KNOWN_FORMAT_VERSION = 2
 DEFAULT_TENANT = "default"
+_IDLE = TransactionStatus.IDLE
+# The last record of a session as a writer knows it: its seq, its chain, its line's first 82
+# bytes (which hold the chain).
+_Last = tuple[int, str | None, bytes]
 # Session ids and tenants are text keys; PostgreSQL text cannot hold NUL.
 _MAX_KEY_CHARS = 200
 # `read` returns at most this many records, or about this many bytes (always at least one
@@ -255,8 +262,9 @@ _READ_BATCH = """
 """
 
 
-# The session row, locked; then (a statement of its own) the last record's seq and the first 82
-# bytes of its line, which hold its chain; or both at once, in one snapshot, for a reader.
+# The session row, locked; then (a statement of its own, sent with it) the last record's seq
+# and the first 82 bytes of its line, which hold its chain; or both at once, in one snapshot,
+# for a reader.
 _LOCK_ROW = """
     SELECT records, format_version, chain FROM runcontext_sessions
     WHERE tenant = %s AND session_id = %s FOR UPDATE
@@ -274,6 +282,138 @@ _ROW_AND_LAST_RECORD = """
     ) AS last ON true
     WHERE s.tenant = %s AND s.session_id = %s
 """
+
+
+# One write, one statement: the session row's new count and chain, guarded by what the writer
+# found stored, and only if the guard holds (the row updated, and so locked), the new section
+# bodies and the records. A failed guard writes nothing, and the result (the rows updated, 0
+# or 1) says so. The records go as arrays, one per column, in the lines' order.
+_WRITE = """
+    WITH anchored AS (
+        UPDATE runcontext_sessions SET records = %(records)b, chain = %(chain)b, updated = now()
+        WHERE tenant = %(tenant)b AND session_id = %(session)b AND records = %(after)b{guard}
+        RETURNING 1
+    ), bodies AS (
+        INSERT INTO runcontext_sections (tenant, digest, name, text)
+        SELECT %(tenant)b, b.digest, b.name, b.text
+        FROM unnest(%(digests)b::text[], %(names)b::text[], %(texts)b::bytea[])
+            AS b (digest, name, text)
+        WHERE EXISTS (SELECT FROM anchored)
+        ON CONFLICT DO NOTHING
+    ), inserted AS (
+        INSERT INTO runcontext_records (tenant, session_id, seq, type, run, time, context_digest,
+                                        section_digest, size, line)
+        SELECT %(tenant)b, %(session)b, %(after)b + r.n, r.type, r.run, r.time, r.context_digest,
+               r.section_digest, r.size, r.line
+        FROM unnest(%(types)b::text[], %(runs)b::integer[], %(times)b::timestamptz[],
+                    %(contexts)b::text[], %(sections)b::text[], %(sizes)b::bigint[],
+                    %(lines)b::bytea[])
+            WITH ORDINALITY AS r (type, run, time, context_digest, section_digest, size, line, n)
+        WHERE EXISTS (SELECT FROM anchored)
+    )
+    SELECT count(*) FROM anchored
+"""
+# Under the row lock, the row was checked against the last record (_session_row) and cannot
+# change: the count alone guards the write. Without the lock (a lone writer's one round trip),
+# the guard is that check itself: the row holds the count and chain the writer last saw, the
+# record it counts last is stored with the first 82 bytes the writer saw, and none after it.
+_WRITE_LOCKED = _WRITE.format(guard="")
+_WRITE_IF_CURRENT = _WRITE.format(
+    guard="""
+            AND chain IS NOT DISTINCT FROM %(anchor)b
+            AND EXISTS (
+                SELECT FROM runcontext_records
+                WHERE tenant = %(tenant)b AND session_id = %(session)b AND seq = %(after)b
+                    AND substring(line FROM 1 FOR 82) = %(head)b)
+            AND NOT EXISTS (
+                SELECT FROM runcontext_records
+                WHERE tenant = %(tenant)b AND session_id = %(session)b AND seq > %(after)b)"""
+)
+
+
+class _Array(list[Any]):
+    """A list sent as a one-dimensional array in PostgreSQL's binary form (``_ArrayDumper``):
+    a write's columns, built in one pass, where the driver's generic list dumper would inspect
+    every list's elements to find their type first. A connection without the dumper sends it as
+    the list it is."""
+
+    oid: ClassVar[int]  # the array type's
+    element_oid: ClassVar[int]
+
+    @staticmethod
+    def encode(value: Any) -> bytes:
+        raise NotImplementedError
+
+
+class _TextArray(_Array):
+    oid, element_oid = 1009, 25
+
+    @staticmethod
+    def encode(value: Any) -> bytes:
+        return str(value).encode("utf-8")
+
+
+class _ByteaArray(_Array):
+    oid, element_oid = 1001, 17
+
+    @staticmethod
+    def encode(value: Any) -> bytes:
+        return bytes(value)
+
+
+class _Int8Array(_Array):
+    oid, element_oid = 1016, 20
+
+    @staticmethod
+    def encode(value: Any) -> bytes:
+        return _INT8.pack(value)
+
+
+class _TimestamptzArray(_Array):
+    oid, element_oid = 1185, 1184
+
+    @staticmethod
+    def encode(value: Any) -> bytes:
+        # Microseconds since PostgreSQL's epoch (an aware datetime: _time returns no other).
+        return _INT8.pack((value - _PG_EPOCH) // _MICROSECOND)
+
+
+_INT4, _INT8 = struct.Struct("!i"), struct.Struct("!q")
+_EMPTY, _HEAD = struct.Struct("!iII"), struct.Struct("!iIIii")  # without and with a dimension
+_NULL = _INT4.pack(-1)
+_PG_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+class _ArrayDumper(Dumper):
+    """PostgreSQL's binary array form (array_send): dimensions, null flag, element type, then
+    each element as its length and bytes (-1 for NULL)."""
+
+    format = Format.BINARY
+
+    def dump(self, obj: Any) -> bytes:
+        if not obj:
+            return _EMPTY.pack(0, 0, obj.element_oid)
+        encode = obj.encode
+        parts = [b""]
+        hasnull = 0
+        for value in obj:
+            if value is None:
+                parts.append(_NULL)
+                hasnull = 1
+            else:
+                data = encode(value)
+                parts.append(_INT4.pack(len(data)))
+                parts.append(data)
+        parts[0] = _HEAD.pack(1, hasnull, obj.element_oid, len(obj), 1)
+        return b"".join(parts)
+
+
+for _array in (_TextArray, _ByteaArray, _Int8Array, _TimestamptzArray):
+    # Registered for runcontext's own list types only: nothing else a program sends changes.
+    psycopg.adapters.register_dumper(
+        _array, type(f"{_array.__name__}Dumper", (_ArrayDumper,), {"oid": _array.oid})
+    )
 
 
 def parse_dsn(dsn: str) -> tuple[str, str | None, str | None]:
@@ -467,11 +607,17 @@ class PostgresStore:
             self._name += f"&tenant={quote(self.tenant, safe='')}"
         self._pool = pool
         self._closed = False
+        self._conninfo, self._connect_timeout = conninfo, connect_timeout
         self._conn: psycopg.Connection[Any] | None = None
         if pool is None:
             self._conn = _connect(conninfo, self._name, connect_timeout)
         self._writer: psycopg.Connection[Any] | None = None  # the connection inside writing()
         self._next_seq: int | None = None  # set inside writing(): the next record's seq
+        # writing()'s writes, each with the last record it writes, checked after the COMMIT.
+        self._pending: list[tuple[psycopg.Cursor[Any], _Last]] = []
+        # The last record as this store last found it checked against the session row, or
+        # wrote it: (seq, chain, the line's first 82 bytes). append_if_current guards on it.
+        self._known: _Last | None = None
         try:
             with self._errors(), self._connection() as conn:
                 version = _schema_version(conn)
@@ -531,7 +677,8 @@ class PostgresStore:
                     "the session already exists (open it with Session.open, or pick another id)",
                     self._name,
                 )
-            self._insert(conn, 1, lines)
+            params, _ = self._write_params(1, lines)
+            self._check_written(self._write(conn, _WRITE_LOCKED, params), 1)
 
     def read(self, cursor: object | None) -> tuple[list[bytes], object | None]:
         if cursor is None:
@@ -582,43 +729,70 @@ class PostgresStore:
 
     @contextmanager
     def writing(self) -> Iterator[None]:
+        """A transaction holding the session's row lock, in two round trips: the lock with the
+        last record's seq and chain, then every write of the block with the ``COMMIT``
+        (pipelined). A write whose guard fails raises at the end of the block, nothing of it
+        stored."""
         if self._next_seq is not None:
             raise RuntimeError(f"{self._name}: writing() is not reentrant")
-        with self._errors(), self._connection() as conn, conn.transaction():
-            if self.lock_timeout is not None:
-                conn.execute(
-                    "SELECT set_config('lock_timeout', %s, true)",
-                    (f"{max(1, round(self.lock_timeout * 1000))}ms",),
-                )
-            try:
+        with self._errors(), self._connection() as conn, _autocommit(conn):
+            self._pending, self._known = [], None
+            with self._transaction(conn):
                 last = self._session_row(conn, lock=True)
-            except psycopg.errors.LockNotAvailable:
-                raise TranscriptError(
-                    f"another writer has held the session for more than {self.lock_timeout} s "
-                    "(lock_timeout); try again later",
-                    path=self._name,
-                    line=None,
-                ) from None
-            # The next seq follows the last record stored (checked against the row, and the
-            # row again by the write itself), never the row's count alone.
-            self._writer, self._next_seq = conn, last + 1
-            try:
-                yield
-            finally:
-                self._writer = self._next_seq = None
+                # The next seq follows the last record stored (checked against the row, and
+                # the row again by the write itself), never the row's count alone.
+                self._writer, self._next_seq = conn, last + 1
+                try:
+                    yield
+                finally:
+                    self._writer = self._next_seq = None
+            pending, self._pending = self._pending, []
+            for cursor, _ in pending:
+                self._check_written(cursor, last + 1)
+            if pending:
+                self._known = pending[-1][1]
 
     def append(self, lines: Sequence[bytes]) -> int:
-        """Insert ``lines`` after the records stored (inside ``writing()``, or as a
-        transaction of its own); returns the cursor after them."""
+        """Insert ``lines`` after the records stored (inside ``writing()``, sent with its
+        ``COMMIT``; or as a transaction of its own); returns the cursor after them."""
         if self._next_seq is None:
             with self.writing():
                 return self.append(lines)
         if lines:
             assert self._writer is not None
+            params, written = self._write_params(self._next_seq, lines)
             with self._errors():
-                self._insert(self._writer, self._next_seq, lines)
+                self._pending.append((self._write(self._writer, _WRITE_LOCKED, params), written))
             self._next_seq += len(lines)
         return self._next_seq - 1
+
+    def append_if_current(self, cursor: object | None, lines: Sequence[bytes]) -> int | None:
+        """Insert ``lines`` in one round trip, without the row lock, if the session still
+        ends where this store last found or left it and the caller has read up to there
+        (``cursor``); returns the cursor after them, or ``None`` with nothing written when
+        another writer appended since, the store cannot tell, or the session row disagrees
+        with its records (``writing()`` then says what is wrong)."""
+        known = self._known
+        if self._next_seq is not None or known is None or cursor != known[0] or not lines:
+            return None
+        after, anchor, head = known
+        params, written = self._write_params(after + 1, lines)
+        params |= {"anchor": anchor, "head": head}
+        self._known = None  # until the write is known to have committed
+        with self._errors(), self._connection() as conn, _autocommit(conn):
+            try:
+                if self.lock_timeout is None:  # one statement: a transaction of its own
+                    row = self._write(conn, _WRITE_IF_CURRENT, params).fetchone()
+                else:  # with its lock_timeout, in one round trip still
+                    with self._transaction(conn):
+                        result = self._write(conn, _WRITE_IF_CURRENT, params)
+                    row = result.fetchone()
+            except psycopg.IntegrityError:
+                return None  # records the row does not count: writing() refuses them by name
+        if row is None or row[0] != 1:
+            return None
+        self._known = written
+        return after + len(lines)
 
     def close(self) -> None:
         self._closed = True
@@ -662,6 +836,9 @@ class PostgresStore:
         if self._writer is not None:
             yield self._writer
         elif self._conn is not None:
+            if self._conn.broken:  # lost (a server restart, a dropped link): connect again
+                self._conn.close()
+                self._conn = _connect(self._conninfo, self._name, self._connect_timeout)
             yield self._conn
         else:
             assert self._pool is not None
@@ -699,10 +876,11 @@ class PostgresStore:
         and a row whose count or chain is not the last stored record's."""
         key = (self.tenant, self.session_id)
         if lock:
-            row = conn.execute(_LOCK_ROW, key).fetchone()
-            # A statement of its own, so its snapshot is taken once the lock is held: it sees
-            # every record the previous holder committed.
-            last = None if row is None else conn.execute(_LAST_RECORD, key).fetchone()
+            locked = conn.execute(_LOCK_ROW, key)
+            # A statement of its own (sent with the lock, in the pipeline), so its snapshot is
+            # taken once the lock is held: it sees every record the previous holder committed.
+            last_record = conn.execute(_LAST_RECORD, key)
+            row, last = locked.fetchone(), last_record.fetchone()
             if row is not None:
                 row = (*row, *(last or (None, None)))
         else:
@@ -719,8 +897,12 @@ class PostgresStore:
                 line=1,
                 kind="version",
             )
-        self._check_anchor(records, _anchor_text(chain), last_seq, last_head)
-        return 0 if last_seq is None else int(last_seq)
+        anchor = _anchor_text(chain)
+        self._check_anchor(records, anchor, last_seq, last_head)
+        if last_seq is None:
+            return 0
+        self._known = (int(last_seq), anchor, bytes(last_head))
+        return int(last_seq)
 
     def _check_anchor(
         self, records: int, chain: str | None, last_seq: int | None, last_head: bytes | None
@@ -774,11 +956,14 @@ class PostgresStore:
             kind="chain",
         )
 
-    def _insert(self, conn: psycopg.Connection[Any], first: int, lines: Sequence[bytes]) -> None:
-        """Insert ``lines`` as records ``first``, ``first + 1``, …, their new sections, and
-        the session row's new count and chain (inside the caller's transaction)."""
-        records: list[tuple[Any, ...]] = []
-        sections: list[tuple[str, str, str, bytes]] = []
+    def _write_params(self, first: int, lines: Sequence[bytes]) -> tuple[dict[str, Any], _Last]:
+        """The parameters of a write of ``lines`` as records ``first``, ``first + 1``, …: the
+        queryable columns of each, the new section bodies, the session row's new count and
+        chain; and the last record as the write leaves it."""
+        types, runs, times = _TextArray(), _Int8Array(), _TimestamptzArray()
+        contexts, section_digests = _TextArray(), _TextArray()
+        sizes, rows = _Int8Array(), _ByteaArray()
+        digests, names, texts = _TextArray(), _TextArray(), _ByteaArray()
         chain: str | None = None
         for offset, line in enumerate(lines):
             seq = first + offset
@@ -803,49 +988,84 @@ class PostgresStore:
             stored, section_digest = line, None
             if kind == "section":
                 section_digest, stored, text = self._split_section(record, line, seq)
-                sections.append((self.tenant, section_digest, record["name"], text))
+                digests.append(section_digest)
+                names.append(record["name"])
+                texts.append(text)
             run = record.get("run") if kind == "run-context" else None
             context_digest = record.get("digest") if kind == "run-context" else None
-            records.append(
-                (
-                    self.tenant,
-                    self.session_id,
-                    seq,
-                    kind,
-                    run if isinstance(run, int) and not isinstance(run, bool) else None,
-                    _time(record),
-                    context_digest if isinstance(context_digest, str) else None,
-                    section_digest,
-                    len(line),
-                    stored,
-                )
-            )
-        with conn.cursor() as cur:
-            if sections:
-                cur.executemany(
-                    "INSERT INTO runcontext_sections (tenant, digest, name, text)"
-                    " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                    sections,
-                )
-            cur.executemany(
-                "INSERT INTO runcontext_records (tenant, session_id, seq, type, run, time,"
-                " context_digest, section_digest, size, line)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                records,
-            )
+            types.append(kind)
+            runs.append(run if isinstance(run, int) and not isinstance(run, bool) else None)
+            times.append(_time(record))
+            contexts.append(context_digest if isinstance(context_digest, str) else None)
+            section_digests.append(section_digest)
+            sizes.append(len(line))
+            rows.append(stored)
+        last = first + len(lines) - 1
+        params = {
+            "tenant": self.tenant,
+            "session": self.session_id,
             # `first` follows the last record the writer found stored (create(): none); the
             # row must count exactly the records before it, or a gap would be written.
-            cur.execute(
-                "UPDATE runcontext_sessions SET records = %s, chain = %s, updated = now()"
-                " WHERE tenant = %s AND session_id = %s AND records = %s",
-                (first + len(lines) - 1, chain, self.tenant, self.session_id, first - 1),
+            "after": first - 1,
+            "records": last,
+            "chain": chain,
+            "digests": digests,
+            "names": names,
+            "texts": texts,
+            "types": types,
+            "runs": runs,
+            "times": times,
+            "contexts": contexts,
+            "sections": section_digests,
+            "sizes": sizes,
+            "lines": rows,
+        }
+        return params, (last, chain, rows[-1][:82])
+
+    def _write(
+        self, conn: psycopg.Connection[Any], query: str, params: dict[str, Any]
+    ) -> psycopg.Cursor[Any]:
+        """Send one write (in a pipeline, without waiting for it); its cursor gives the rows
+        the guard let through (0 or 1)."""
+        return conn.execute(query.encode(), params)
+
+    def _check_written(self, cursor: psycopg.Cursor[Any], first: int) -> None:
+        row = cursor.fetchone()
+        if row is None or row[0] != 1:
+            raise self._anchor_error(
+                f"the session row does not count the {first - 1} records stored before "
+                "this write; nothing was written",
+                line=first,
             )
-            if cur.rowcount != 1:
-                raise self._anchor_error(
-                    f"the session row does not count the {first - 1} records stored before "
-                    "this write; nothing was written",
-                    line=first,
-                )
+
+    @contextmanager
+    def _transaction(self, conn: psycopg.Connection[Any]) -> Iterator[None]:
+        """``BEGIN`` … ``COMMIT`` in pipeline mode, on a connection in autocommit mode: what
+        the block sends goes with the ``COMMIT`` (a fetch inside the block waits for what
+        was sent before it), so a block that fetches nothing is one round trip. Anything
+        raised, at the ``COMMIT`` too, rolls the transaction back."""
+        try:
+            with conn.pipeline():
+                conn.execute(b"BEGIN")
+                if self.lock_timeout is not None:
+                    conn.execute(
+                        "SELECT set_config('lock_timeout', %s, true)",
+                        (f"{max(1, round(self.lock_timeout * 1000))}ms",),
+                    )
+                yield
+                conn.execute(b"COMMIT")
+        except BaseException as error:
+            if not conn.broken and conn.info.transaction_status != _IDLE:
+                with suppress(psycopg.Error):
+                    conn.execute(b"ROLLBACK")
+            if isinstance(error, psycopg.errors.LockNotAvailable):
+                raise TranscriptError(
+                    f"another writer has held the session for more than {self.lock_timeout} s "
+                    "(lock_timeout); try again later",
+                    path=self._name,
+                    line=None,
+                ) from None
+            raise
 
     def _split_section(
         self, record: dict[str, Any], line: bytes, seq: int
@@ -897,6 +1117,21 @@ class PostgresStore:
                 kind="not-json",
             ) from None
         return canonical_json(record)
+
+
+@contextmanager
+def _autocommit(conn: psycopg.Connection[Any]) -> Iterator[None]:
+    """The connection in autocommit mode for the block (a pooled one may not be), so that
+    its transactions are the store's own BEGIN and COMMIT, pipelined."""
+    if conn.autocommit:
+        yield
+        return
+    conn.autocommit = True
+    try:
+        yield
+    finally:
+        if not conn.broken:
+            conn.autocommit = False
 
 
 def _parse(line: bytes, name: str, seq: int) -> dict[str, Any]:

@@ -59,6 +59,7 @@ from runcontext.transcript.files import LineTooLong
 from runcontext.transcript.store import (
     AppendCheckedStore,
     ChunkedStore,
+    GuardedAppendStore,
     OpenedStore,
     PathStore,
     TornTailStore,
@@ -284,6 +285,9 @@ class Session:
         self._tears: TornTailStore | None = store if isinstance(store, TornTailStore) else None
         self._checks: AppendCheckedStore | None = (
             store if isinstance(store, AppendCheckedStore) else None
+        )
+        self._guarded: GuardedAppendStore | None = (
+            store if isinstance(store, GuardedAppendStore) else None
         )
         chunks = isinstance(store, ChunkedStore) and store.chunked
         self._chunks: ChunkedStore | None = store if chunks else None  # type: ignore[assignment]
@@ -547,6 +551,27 @@ class Session:
                 _check_message(
                     self._state, message_body(messages[index], argument), argument, index
                 )
+
+    def check_run(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        """Raise what :meth:`check_appendable`, :meth:`check_conversation` and
+        :meth:`check_recordable` would, in that order, reading the store at most once:
+        :class:`runcontext.Loop` calls it before the backend.
+
+        Only a store whose last line can tear (a file) is read, since a torn tail shows only
+        to a read, which is local; any other store (PostgreSQL) is not asked anything, and the
+        conversation is checked against the records as last read. :meth:`record_run` checks
+        again, under the writers' lock, against what is stored then.
+        """
+        self._check_writable()
+        with self._thread_lock:
+            if self._tears is not None:
+                self._refresh(warn=False)
+            self._check_not_torn()
+            if self._checks is not None:
+                self._checks.check_appendable()
+            self.check_seed(messages)
+            self._check_continues(messages)
+            self.check_recordable(messages)
 
     def _check_continues(self, messages: Sequence[Mapping[str, Any]]) -> None:
         recorded = self._state.message_count
@@ -872,26 +897,61 @@ class Session:
             )
 
     def _append(self, build: Callable[[], list[bytes]]) -> None:
-        """Catch up with other writers, encode, store, and only then take the new records in:
-        if storing fails, the state is as before (complete lines a failed write left behind
-        are read back, and verified, like anyone else's)."""
+        """Catch up with other writers, encode, store, and only once the store has committed
+        take the new records in: if storing fails, at its commit too, the state is as before
+        (records a failed write left behind, or a commit that succeeded though its answer was
+        lost, are read back and verified like anyone else's)."""
         self._check_writable()
-        with self._thread_lock, self._store.writing():
-            # Another writer may have appended since we last looked: read its records first so
-            # message indices, run numbers, section dedupe and the chain stay right.
-            self._read_new()
-            if self._tears is not None:
-                self._torn = self._torn_at(self._tears.partial)
-            self._check_not_torn()
-            self._state.begin()
+        with self._thread_lock:
+            if self._guarded is not None and self._append_if_current(self._guarded, build):
+                return
+            began = False
             try:
-                lines = build()  # all encoded before the first write
-                cursor = self._store.append(lines)
+                with self._store.writing():
+                    # Another writer may have appended since we last looked: read its records
+                    # first so message indices, run numbers, section dedupe and the chain stay
+                    # right.
+                    self._read_new()
+                    if self._tears is not None:
+                        self._torn = self._torn_at(self._tears.partial)
+                    self._check_not_torn()
+                    self._state.begin()
+                    began = True
+                    lines = build()  # all encoded before the first write
+                    cursor = self._store.append(lines)
             except BaseException:
-                self._state.rollback()
+                if began:
+                    self._state.rollback()
                 raise
             self._state.commit()
             self._cursor = cursor  # where the records now end
+
+    def _append_if_current(
+        self, store: GuardedAppendStore, build: Callable[[], list[bytes]]
+    ) -> bool:
+        """The lone writer's append: encode on the records as last read and store them in one
+        step if nobody appended since. False, with nothing stored and the state as before, when
+        somebody did, or the store cannot tell, or the records do not encode on this state:
+        the locked append then catches up, encodes again, and raises what is still wrong."""
+        if self._torn is not None:
+            return False
+        self._state.begin()
+        try:
+            lines = build()
+        except Exception:
+            self._state.rollback()
+            return False
+        try:
+            cursor = store.append_if_current(self._cursor, lines)
+        except BaseException:
+            self._state.rollback()
+            raise
+        if cursor is None:
+            self._state.rollback()
+            return False
+        self._state.commit()
+        self._cursor = cursor
+        return True
 
     # --- reading the store ------------------------------------------------------------------
 

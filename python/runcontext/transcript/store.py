@@ -48,6 +48,11 @@ what the store offers, never by its class, so a new store needs no edit to the s
 * :class:`PathStore`: the session lives in a file, whose ``path`` the session reports.
 * :class:`AppendCheckedStore`: ``check_appendable()`` raises what an append would raise now
   for a reason of the store's own (a file replaced since it was opened), without writing.
+* :class:`GuardedAppendStore`: ``append_if_current(cursor, lines)`` appends without taking
+  the writers' lock, in one step, if the session still ends where the caller read it to
+  (``cursor``) and the store last found it; it returns the cursor after the lines, or ``None``
+  with nothing written (another writer appended since, or the store cannot tell), and the
+  session then appends as usual, under the lock.
 
 Cursors are opaque to the session (a byte offset for the file, a sequence number for
 PostgreSQL). Stores raise :class:`~runcontext.transcript.errors.TranscriptError` subclasses
@@ -75,6 +80,7 @@ __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "AppendCheckedStore",
     "ChunkedStore",
+    "GuardedAppendStore",
     "OpenedStore",
     "PathStore",
     "TornTailStore",
@@ -153,6 +159,13 @@ class AppendCheckedStore(Protocol):
     """A store that can say, without writing, that an append would be refused."""
 
     def check_appendable(self) -> None: ...
+
+
+@runtime_checkable
+class GuardedAppendStore(Protocol):
+    """A store that can append without the writers' lock when nobody appended since."""
+
+    def append_if_current(self, cursor: object | None, lines: Sequence[bytes]) -> object | None: ...
 
 
 def read_all(store: TranscriptStore) -> list[bytes]:

@@ -14,7 +14,6 @@ recorded, nor sent to fail at the provider for its size (docs/BUDGET.md).
 from __future__ import annotations
 
 import inspect
-import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,8 +22,11 @@ from typing import Any
 from runcontext._checks import check_context, check_messages
 from runcontext._core import RunContext
 from runcontext._splice import splice, spliced
+from runcontext.adapters.caching import CacheWarning, provider_of, uncached_reason
+from runcontext.adapters.openai import openai_prompt_caching
 from runcontext.budget.calibration import RequestCounter
 from runcontext.budget.limits import Budget, BudgetExceededError, Spent
+from runcontext.budget.meter import Meter
 from runcontext.budget.request_count import RequestCount
 from runcontext.budget.usage import UnreadableUsageWarning, Usage, read_usage
 from runcontext.transcript import AsyncSession, Compaction, Run, RunNotRecordedError, Session
@@ -63,7 +65,11 @@ class RunOutcome:
     by part with its quality, or ``None`` without a counter. ``response`` is what the backend
     returned (the SDK's response when the loop has a ``reply`` converter, else the reply) and
     ``usage`` what it billed, read from it, or ``None``. ``run`` is the recorded run, or
-    ``None`` without a session.
+    ``None`` without a session. ``uncached`` says why the provider caches nothing of this
+    request, when the loop can tell: its stable prefix (tools, head and conversation, by the
+    count) is below the minimum cacheable length of the loop's ``model``
+    (:func:`runcontext.adapters.uncached_reason`), the common reason a short session shows
+    no cache reads; ``None`` otherwise.
     """
 
     messages: list[Any]
@@ -75,6 +81,7 @@ class RunOutcome:
     count: RequestCount | None = None
     usage: Usage | None = None
     response: Any = None
+    uncached: str | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +90,7 @@ class _Prepared:
     context: RunContext
     request: Any
     count: RequestCount | None
+    uncached: str | None = None
 
     @property
     def tokens(self) -> int | None:
@@ -134,48 +142,39 @@ class Loop:
             session = session.session  # arun already appends in a worker thread
         if session is not None and not isinstance(session, Session):
             raise TypeError(f"session: expected a Session, got {type(session).__name__}")
-        if counter is not None and not isinstance(counter, RequestCounter):
-            if not callable(counter):
-                raise TypeError(f"counter: expected a callable, got {type(counter).__name__}")
-            counter = RequestCounter(counter)
         if not callable(adapter):
             raise TypeError(
                 f"adapter: expected a callable such as runcontext.splice or "
                 f"runcontext.adapters.openai_chat, got {type(adapter).__name__}"
             )
-        if model is not None and (not isinstance(model, str) or not model):
-            raise TypeError(f"model: expected a non-empty model name, got {model!r}")
-        if isinstance(budget, Mapping):
-            if model is None or model not in budget:
-                raise ValueError(
-                    f"budget: no Budget for the model {model!r} among {sorted(budget)!r}; "
-                    "name the loop's model (Loop(..., model=...)) and give it a budget"
-                )
-            budget = budget[model]
-        if budget is not None and not isinstance(budget, Budget):
-            raise TypeError(f"budget: expected a Budget, got {type(budget).__name__}")
-        if budget is not None and counter is None:
-            raise ValueError(
-                "budget: a budget needs a counter to count requests with "
-                "(Loop(..., counter=runcontext.tokenizers.tiktoken_counter(), budget=...))"
-            )
+        meter = Meter(counter, budget, model=model, tools=tools, session=session)
         if on_over_budget is not None and not callable(on_over_budget):
             raise TypeError(
                 f"on_over_budget: expected a callable, got {type(on_over_budget).__name__}"
             )
         if reply is not None and not callable(reply):
             raise TypeError(f"reply: expected a callable, got {type(reply).__name__}")
+        if adapter is splice and model is not None and openai_prompt_caching(model):
+            warnings.warn(
+                CacheWarning(
+                    f"Loop(model={model!r}) with the default adapter: runcontext.splice sends no "
+                    f"prompt_cache_breakpoint, and {model!r} reads its prompt cache only at a "
+                    "breakpoint, so the provider's implicit one may land on the tail and read "
+                    "nothing; pass adapter=functools.partial(runcontext.adapters.openai_chat, "
+                    f"model={model!r}) (docs/PLACEMENT.md)"
+                ),
+                stacklevel=2,
+            )
         self.backend = backend
         self.session = session
-        self.counter: RequestCounter | None = counter
+        self._meter = meter  # the one budget gate: count, check, settle (budget/meter.py)
+        self.counter: RequestCounter | None = meter.counter
         self.adapter = adapter
         self.model = model
         self.tools = tools
-        self.budget: Budget | None = budget
+        self.budget: Budget | None = meter.budget
         self.on_over_budget = on_over_budget
         self.reply = reply
-        self._spent: Spent | None = None  # what the session used; read from it on first need
-        self._started: float | None = None  # time.monotonic() of this loop's first run
 
     def run(
         self, messages: Sequence[Mapping[str, Any]], *, context: RunContext | None = None
@@ -247,18 +246,13 @@ class Loop:
         if self.counter is None:
             return None
         check_messages(messages, items=True)
-        return self.counter.count_request(
-            messages, context, model=self.model or _UNNAMED, tools=self.tools
-        )
+        return self._meter.count(messages, context)
 
     def spent(self) -> Spent:
         """What the session has used so far: billed input (or the count, for runs billed
         nothing), its cost at the budget's price, and seconds since this loop's first run.
         A resumed session's recorded runs count."""
-        if self._spent is None:
-            self._spent = _recorded_spent(self.session, self.budget)
-        seconds = 0.0 if self._started is None else time.monotonic() - self._started
-        return Spent(input=self._spent.input, cost=self._spent.cost, seconds=seconds)
+        return self._meter.spent()
 
     def _prepare(
         self, messages: Sequence[Mapping[str, Any]], context: RunContext | None
@@ -276,10 +270,9 @@ class Loop:
         if count is not None and self.budget is not None:
             for _ in range(MAX_COMPACTIONS):
                 try:
-                    self.budget.check(count, self.spent())
+                    self._meter.check(count, messages)
                     break
                 except BudgetExceededError as error:
-                    error.messages = messages
                     if error.reason != "window" or self.on_over_budget is None:
                         raise
                     smaller = self.on_over_budget(error)
@@ -301,15 +294,10 @@ class Loop:
                         self._record_compaction(smaller, count, recount)
                     messages, count = smaller, recount
             else:
-                try:  # the last compaction's count: no more tries
-                    self.budget.check(count, self.spent())
-                except BudgetExceededError as error:
-                    error.messages = messages
-                    raise
+                self._meter.check(count, messages)  # the last compaction's count: no more tries
         if self.session is not None:
             check_run(self.session, messages)
-        if self._started is None:
-            self._started = time.monotonic()
+        self._meter.check(None, messages)  # starts the session's clock on the first run
         return _Prepared(
             messages=messages,
             context=context,
@@ -320,7 +308,18 @@ class Loop:
                 else self.adapter(messages, context)
             ),
             count=count,
+            uncached=self._uncached(count),
         )
+
+    def _uncached(self, count: RequestCount | None) -> str | None:
+        """Why the provider of the loop's model caches nothing of a request of ``count``, if
+        the prefix is below the model's minimum (known only with a counter and a model)."""
+        if count is None or self.model is None:
+            return None
+        provider = provider_of(self.model)
+        if provider is None:
+            return None
+        return uncached_reason(provider, self.model, count.head + count.conversation + count.tools)
 
     def _record_compaction(
         self, smaller: Sequence[Mapping[str, Any]], before: RequestCount, after: RequestCount
@@ -343,11 +342,7 @@ class Loop:
     def _checked_count(
         self, messages: Sequence[Mapping[str, Any]], context: RunContext
     ) -> RequestCount | None:
-        if self.counter is None:
-            return None
-        return self.counter.count_request(
-            messages, context, model=self.model or _UNNAMED, tools=self.tools
-        )
+        return self._meter.count(messages, context)
 
     def _answered_or_kept(self, prepared: _Prepared, response: Any) -> _Answered:
         """:meth:`_answered`; with a session, a reply that is not a message (from the backend
@@ -390,50 +385,7 @@ class Loop:
 
     def _tokens(self, prepared: _Prepared, answered: _Answered) -> dict[str, Any] | None:
         """Learn from the billing, account for the run, and make its ``tokens`` record."""
-        count = prepared.count
-        if count is None:
-            return None
-        if answered.usage is not None and self.counter is not None:
-            self.counter.calibrate(count, answered.usage)
-        spent = self.spent()
-        used = answered.usage or Usage(input=count.total)
-        price = None if self.budget is None else self.budget.price
-        self._spent = Spent(
-            input=spent.input + used.input,
-            cost=spent.cost + (0.0 if price is None else price.cost(used)),
-        )
-        limit = None if self.budget is None else self.budget.limit
-        return count.record(answered.usage, limit=limit)
-
-
-_UNNAMED = "(unnamed model)"  # the calibration key of a loop that names no model
-
-
-def _recorded_spent(session: Session | None, budget: Budget | None) -> Spent:
-    """The input and cost of a session's recorded runs (a resumed session's budget counts
-    them)."""
-    if session is None or budget is None:
-        return Spent()
-    if budget.max_session_input is None and budget.max_session_cost is None:
-        return Spent()  # nothing to check them against: do not read every run
-    total, cost = 0, 0.0
-    for run in session.runs():
-        tokens = run.tokens
-        if tokens is None:
-            continue
-        # The counts as recorded (the transcript bounds them by 2**53 - 1, not by
-        # MAX_TOKEN_COUNT: a run recorded elsewhere is summed, never refused).
-        billed = tokens.get("billed")
-        if billed is not None:
-            prompt, output = billed["input"], billed.get("output")
-            read, written = billed["cache_read"], billed["cache_write"]
-        else:
-            parts = ("head", "conversation", "tail", "tools")
-            prompt, output, read, written = sum(tokens[p] for p in parts), None, 0, 0
-        total += prompt
-        if budget.price is not None:
-            cost += budget.price._cost(prompt, output, read, written)
-    return Spent(input=total, cost=cost)
+        return self._meter.settle(prepared.count, answered.usage)
 
 
 def _outcome(prepared: _Prepared, answered: _Answered, run: Run | None) -> RunOutcome:
@@ -447,6 +399,7 @@ def _outcome(prepared: _Prepared, answered: _Answered, run: Run | None) -> RunOu
         count=prepared.count,
         usage=answered.usage,
         response=answered.response,
+        uncached=prepared.uncached,
     )
 
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ANTHROPIC_CACHE_FLOOR", "CACHE_PROVIDERS", "cache_minimum", "uncached_reason"]
+__all__ = [
+    "ANTHROPIC_CACHE_FLOOR",
+    "CACHE_PROVIDERS",
+    "CacheWarning",
+    "cache_minimum",
+    "provider_of",
+    "uncached_reason",
+]
 
 CACHE_PROVIDERS = ("openai", "anthropic", "gemini")
 
@@ -24,6 +31,34 @@ ANTHROPIC_CACHE_FLOOR = 512
 # Gemini's implicit-caching minimum input (Google's context-caching documentation):
 # 2,048 tokens on Gemini 2.5, 4,096 on Gemini 3 and later.
 _GEMINI_NAME = re.compile(r"gemini-(\d+)(?:\.(\d+))?(?!\d)")
+
+
+# A model name's provider, by the families' own prefixes (after a gateway's "provider/" and a
+# fine-tune's "ft:"): OpenAI's gpt-, chatgpt- and o-series, Anthropic's claude-, Google's gemini-.
+_PROVIDERS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?:gpt-|chatgpt-|o[1-9](?:-|$))"), "openai"),
+    (re.compile(r"claude-"), "anthropic"),
+    (re.compile(r"gemini-"), "gemini"),
+)
+
+
+class CacheWarning(UserWarning):
+    """Requests the provider will not cache as they could be: a default adapter that sends no
+    cache breakpoint to a model whose cache reads only at breakpoints (docs/PLACEMENT.md)."""
+
+
+def provider_of(model: str) -> str | None:
+    """The provider whose cache rules apply to ``model`` (``"openai"``, ``"anthropic"`` or
+    ``"gemini"``), by its family's name; ``None`` for a name of no known family (a
+    deployment alias, another provider's model)."""
+    if not isinstance(model, str):
+        raise TypeError(f"model: expected a string, got {type(model).__name__}")
+    name = model.rsplit("/", 1)[-1].lower()
+    name = name.removeprefix("ft:")
+    for pattern, provider in _PROVIDERS:
+        if pattern.match(name):
+            return provider
+    return None
 
 
 def cache_minimum(provider: str, model: str) -> int | None:

@@ -5,8 +5,10 @@ tail goes after the conversation, both through ``request.override(...)`` inside
 ``wrap_model_call``: what a ``wrap_model_call`` middleware hands to its handler is sent to the
 model and never written back to the agent's state, its checkpoints or its message list
 (``before_model`` would write it there). ``before_agent`` marks each agent run with a new id,
-so a run's model calls share one context and the next run builds a new one. The contract and
-the placement decisions are in docs/INTEGRATIONS.md.
+so a run's model calls share one context and the next run builds a new one. What
+``SummarizationMiddleware`` and ``ContextEditingMiddleware`` (listed before this one) do to
+the conversation is recorded as compactions and elisions before each call. The contract, the
+placement decisions and the middleware order are in docs/INTEGRATIONS.md.
 """
 
 from __future__ import annotations

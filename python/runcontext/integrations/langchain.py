@@ -5,8 +5,10 @@ tail goes after the conversation, both through ``request.override(...)`` inside
 ``wrap_model_call``: what a ``wrap_model_call`` middleware hands to its handler is sent to the
 model and never written back to the agent's state, its checkpoints or its message list
 (``before_model`` would write it there). ``before_agent`` marks each agent run with a new id,
-so a run's model calls share one context and the next run builds a new one. The contract and
-the placement decisions are in docs/INTEGRATIONS.md.
+so a run's model calls share one context and the next run builds a new one. What
+``SummarizationMiddleware`` and ``ContextEditingMiddleware`` (listed before this one) do to
+the conversation is recorded as compactions and elisions before each call. The contract, the
+placement decisions and the middleware order are in docs/INTEGRATIONS.md.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ try:
     from langchain.agents.middleware import (
         AgentMiddleware,
         AgentState,
+        ContextEditingMiddleware,
         ModelRequest,
         ModelResponse,
     )
@@ -52,7 +55,8 @@ from runcontext.budget.meter import Meter
 from runcontext.budget.usage import UnreadableUsageWarning, Usage
 from runcontext.integrations._turns import TurnContexts
 from runcontext.loop import check_run, run_not_recorded
-from runcontext.transcript.session import Session
+from runcontext.transcript.errors import ConversationMismatchError
+from runcontext.transcript.session import Compaction, Session
 
 __all__ = ["MiddlewareOrderWarning", "RunContextMiddleware"]
 
@@ -131,6 +135,8 @@ class RunContextMiddleware(AgentMiddleware):
             self._meter = Meter(counter, budget, model=model, session=self._session)
         self._lock = threading.Lock()
         self._order_checked = False
+        # Whether a ContextEditingMiddleware runs inside this one (found on the first call).
+        self._editor_inside: bool | None = None
 
     @property
     def diagnostics(self) -> tuple[Any, ...]:
@@ -168,7 +174,10 @@ class RunContextMiddleware(AgentMiddleware):
         meter.check(count, messages)  # before the call: nothing is sent over budget
         session = self._open(messages)
         if session is not None:
-            # Before the model is called: a run the transcript cannot take is never paid for.
+            self._check_editors(handler)
+            # Before the model is called: the edit the framework made is recorded (or refused)
+            # and a run the transcript cannot take is never paid for.
+            _record_edit(session, meter, request, messages, context, count)
             check_run(session, messages)
         sent = _with_context(request, context)
         response = handler(sent)
@@ -188,6 +197,8 @@ class RunContextMiddleware(AgentMiddleware):
         meter.check(count, messages)
         session = await asyncio.to_thread(self._open, messages)
         if session is not None:
+            self._check_editors(handler)
+            await asyncio.to_thread(_record_edit, session, meter, request, messages, context, count)
             await asyncio.to_thread(check_run, session, messages)
         sent = _with_context(request, context)
         response = await handler(sent)
@@ -217,6 +228,20 @@ class RunContextMiddleware(AgentMiddleware):
             meter.tools = _tool_declarations(request.tools)
         return meter
 
+    def _check_editors(self, handler: Callable[..., Any]) -> None:
+        """Refuse, before the call, a ``ContextEditingMiddleware`` inside this one: it edits
+        the request after this middleware has read it, so the transcript would record full
+        tool results where the model was sent placeholders."""
+        if self._editor_inside is None:
+            self._editor_inside = _inner_middleware(handler, ContextEditingMiddleware)
+        if self._editor_inside:
+            raise ValueError(
+                "RunContextMiddleware runs outside ContextEditingMiddleware, which edits the "
+                "request after RunContextMiddleware has read it, so the transcript cannot "
+                "record what the model is sent; list the editing middleware first: "
+                "middleware=[ContextEditingMiddleware(...), RunContextMiddleware(...)]"
+            )
+
     def _check_order(self, request: Any, handler: Callable[..., Any]) -> None:
         """Warn once if the caching middleware runs inside this one (see MiddlewareOrderWarning).
 
@@ -228,7 +253,7 @@ class RunContextMiddleware(AgentMiddleware):
             return
         self._order_checked = True
         # The caching middleware does nothing for other models, so its place does not matter.
-        if _is_anthropic_chat(request.model) and _inner_caching_middleware(handler):
+        if _is_anthropic_chat(request.model) and _inner_middleware(handler, _CACHING_MIDDLEWARE):
             warnings.warn(
                 "RunContextMiddleware runs outside AnthropicPromptCachingMiddleware, so the "
                 "automatic cache breakpoint lands on the runcontext tail, which changes every "
@@ -421,8 +446,9 @@ def _mark_conversation(
     return marked_messages, used + 1
 
 
-def _inner_caching_middleware(handler: Callable[..., Any]) -> bool:
-    """Whether an ``AnthropicPromptCachingMiddleware`` is in the handler chain below this one.
+def _inner_middleware(handler: Callable[..., Any], kind: type | str) -> bool:
+    """Whether a middleware of class ``kind`` (a class, or a class name for one whose package
+    may be missing) is in the handler chain below this one.
 
     The agent composes middleware into closures (``inner(req, handler)``), wrapped by
     ``traceable`` (``__wrapped__``) around bound methods (``__self__``); follow exactly those.
@@ -435,7 +461,9 @@ def _inner_caching_middleware(handler: Callable[..., Any]) -> bool:
             continue
         seen.add(id(item))
         owner = getattr(item, "__self__", None)
-        if owner is not None and type(owner).__name__ == _CACHING_MIDDLEWARE:
+        if owner is not None and (
+            type(owner).__name__ == kind if isinstance(kind, str) else isinstance(owner, kind)
+        ):
             return True
         for attribute in ("__wrapped__", "__func__", "func"):
             inner = getattr(item, attribute, None)
@@ -509,6 +537,75 @@ def _usage(response: Any) -> Usage | None:
             stacklevel=2,
         )
         return None
+
+
+def _record_edit(
+    session: Session,
+    meter: Meter,
+    request: Any,
+    messages: list[dict[str, Any]],
+    context: RunContext,
+    count: Any,
+) -> None:
+    """Record, before the model is called, the compaction (``SummarizationMiddleware``) or
+    elision (``ContextEditingMiddleware``) that turns the recorded conversation into
+    ``messages``, comparing the whole conversation (``Session.reconcile``); refuse any other
+    change (``ConversationMismatchError``, ``SeedMismatchError``) so that nothing is sent.
+
+    An edit is taken only with the mark its middleware leaves on the messages it wrote (a
+    summary's ``additional_kwargs["lc_source"]``, a cleared message's
+    ``response_metadata["context_editing"]``), so a different conversation is still refused.
+    With a counter, a compaction carries the conversation's counts before and after, and the
+    counter forgets the calibrated prefixes the edit replaced."""
+    summarised = edited = False
+    for message in request.messages:
+        summarised |= message.additional_kwargs.get("lc_source") == "summarization"
+        edited |= "context_editing" in message.response_metadata
+    try:
+        session.check_conversation(messages)  # the seed, the length, the last message
+        refusal = None
+    except ConversationMismatchError as error:  # and SeedMismatchError
+        refusal = error
+    if refusal is not None and not summarised:
+        raise _explained(refusal)
+    recorded = session.messages()
+    if messages[: len(recorded)] == recorded:
+        return  # the recorded conversation, continued
+    if refusal is None and not edited:
+        index = next(i for i, m in enumerate(recorded) if messages[i] != m)
+        raise _explained(
+            ConversationMismatchError(
+                f"messages[{index}] differs from the recorded message {index}, and no "
+                "SummarizationMiddleware or ContextEditingMiddleware made the change",
+                path=session.path,
+                line=None,
+                index=index,
+            )
+        )
+    before = after = quality = None
+    counted = meter.count(recorded, context)
+    if counted is not None and count is not None:
+        before, after, quality = counted.conversation, count.conversation, count.quality
+    try:
+        edit = session.reconcile(
+            messages, tokens_before=before, tokens_after=after, quality=quality
+        )
+    except ConversationMismatchError as error:
+        raise _explained(refusal or error) from error
+    if edit is not None and meter.counter is not None:
+        meter.counter.compacted(edit.start if isinstance(edit, Compaction) else min(edit.indices))
+
+
+def _explained(error: ConversationMismatchError) -> ConversationMismatchError:
+    error.add_note(
+        "nothing was sent; with LangChain the usual causes are an agent that does not "
+        "remember the conversation (no checkpointer, or another thread), a "
+        "SummarizationMiddleware whose keep= summarised the agent's last reply too (keep more "
+        "messages than one agent turn adds), or a middleware that changed the conversation "
+        "without a SummarizationMiddleware or ContextEditingMiddleware mark (docs/"
+        "INTEGRATIONS.md, LangChain, *Compaction and context editing*)"
+    )
+    return error
 
 
 def _finish(

@@ -38,6 +38,8 @@ from runcontext.integrations.openai_agents import (  # noqa: E402
 )
 from runcontext.transcript import ConversationMismatchError  # noqa: E402
 
+from rows.openai_agents import _unmarked  # noqa: E402
+
 INSTRUCTIONS = {"role": "system", "content": "Answer briefly."}
 
 
@@ -51,9 +53,8 @@ def client(server: FakeServer) -> AsyncOpenAI:
     return AsyncOpenAI(base_url=server.url + "/v1", api_key="sk-fake", max_retries=0)
 
 
-def agent(server: FakeServer) -> Agent[Any]:
-    # gpt-4.1: no cache breakpoint, so the SDK matches its stored items to the request.
-    model = OpenAIResponsesModel(model="gpt-4.1", openai_client=client(server))
+def agent(server: FakeServer, name: str = "gpt-4.1") -> Agent[Any]:
+    model = OpenAIResponsesModel(model=name, openai_client=client(server))
     return Agent(name="helper", instructions="Answer briefly.", model=model, tools=[lookup])
 
 
@@ -71,8 +72,14 @@ def compacting(server: FakeServer, tmp_path: Path, mode: Any = "input") -> Any:
     )
 
 
-def turns(server: FakeServer, session: Any, context_filter: RunContextFilter, count: int) -> None:
-    helper = agent(server)
+def turns(
+    server: FakeServer,
+    session: Any,
+    context_filter: RunContextFilter,
+    count: int,
+    model: str = "gpt-4.1",
+) -> None:
+    helper = agent(server, model)
     config = RunConfig(call_model_input_filter=context_filter)
     for turn in range(count):
         server.tool("lookup", call_id=f"call_{turn}", ticket=f"T-{turn}")
@@ -94,13 +101,22 @@ def assert_every_run_is_the_wire(transcript: Session, server: FakeServer) -> Non
     for number, call in enumerate(calls, start=1):
         sent = call.json["input"]
         assert sent[-1]["role"] == "developer"  # the tail, which the transcript never holds
-        assert transcript.messages_at(number) == sent[:-1], f"run {number}"
+        # The documented mapping: the item carrying the cache breakpoint is recorded without it.
+        assert transcript.messages_at(number) == [_unmarked(item) for item in sent[:-1]], number
 
 
-def test_input_mode_compactions_are_recorded(server: FakeServer, tmp_path: Path) -> None:
+# gpt-6-luna: the filter puts a cache breakpoint on the last user or tool-output part, so
+# the SDK's stored items match the request only up to it (the SQLite store's suffix snapshot
+# still compacts, from the turn's user message).
+@pytest.mark.parametrize("model", ["gpt-4.1", "gpt-6-luna"])
+def test_input_mode_compactions_are_recorded(
+    server: FakeServer, tmp_path: Path, model: str
+) -> None:
     session = RunContextSession(compacting(server, tmp_path), tmp_path / "t.jsonl")
     context_filter = RunContextFilter(builder(Clock()), session=session)
-    turns(server, session, context_filter, 6)
+    turns(server, session, context_filter, 6, model)
+    breakpoints = [b"prompt_cache_breakpoint" in call.body for call in model_calls(server)]
+    assert all(breakpoints) if model == "gpt-6-luna" else not any(breakpoints)
 
     sent = compactions(server)
     assert len(sent) == 3  # after turns 2, 4 and 6: four candidate items each time

@@ -259,3 +259,24 @@ def test_async_runs_record_compactions(server: FakeServer, tmp_path: Path) -> No
     transcript = Session.open(tmp_path / "t.jsonl")
     assert [edit.after_run for edit in transcript.edits()] == [4, 8]
     assert_every_run_is_the_wire(transcript, server)
+
+
+def test_no_compaction_while_a_tool_call_waits_for_its_output(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    session = RunContextSession(compacting(server, tmp_path), tmp_path / "t.jsonl")
+    call = {"type": "function_call", "call_id": "call_9", "name": "lookup", "arguments": "{}"}
+    items: list[Any] = [{"role": "user", "content": "Is T-9 open?"}, call]
+    asyncio.run(session.add_items(items))
+    asyncio.run(session.run_compaction({"force": True}))
+    assert compactions(server) == []
+    output = {"type": "function_call_output", "call_id": "call_9", "output": "open"}
+    asyncio.run(session.add_items([output]))
+    asyncio.run(session.run_compaction({"force": True}))
+    (sent,) = compactions(server)
+    assert sent.json["input"] == [*items, output]
+    transcript = session.transcript
+    assert transcript is not None
+    # A session without a filter records the stored items alone.
+    assert [(edit.start, edit.end, edit.mode) for edit in transcript.edits()] == [(0, 3, "summary")]
+    assert transcript.messages() == asyncio.run(session.get_items())

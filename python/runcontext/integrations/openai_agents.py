@@ -14,7 +14,6 @@ transcript's form and the server-managed trap are in docs/INTEGRATIONS.md.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import os
 import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -291,14 +290,15 @@ class RunContextSession:
     async def pop_item(self) -> Any:
         return await self.inner.pop_item()
 
-    async def run_compaction(self, args: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+    async def run_compaction(self, args: Mapping[str, Any] | None = None) -> None:
         """Compact the inner session when it can (an ``OpenAIResponsesCompactionSession``),
         and record in the transcript what the compaction replaced: one ``compaction`` record
         whose messages are the items the SDK sends from now on.
 
         The SDK calls this after a turn is saved (it finds the method, so the inner session's
-        automatic compaction keeps working through this one); ``kwargs`` (the SDK's run
-        ``wrapper``) are passed on when the inner method takes them. The compaction request is
+        compaction keeps working through this one). The inner session compacts its whole
+        stored history (this method takes no run ``wrapper``), and not while a tool
+        call waits for its output. The compaction request is
         always made in ``"input"`` mode, with the stored items: ``"previous_response_id"``
         would summarise what the server stored, the runcontext head and tail included, and is
         refused (:class:`ServerManagedConversationError`).
@@ -319,9 +319,12 @@ class RunContextSession:
             # Nothing is paid for that the transcript cannot take: refuse before the call.
             await asyncio.to_thread(transcript.check_appendable)
         before = [_as_sent(item) for item in await self.inner.get_items()]
-        accepted = inspect.signature(compact).parameters
-        passed = {key: value for key, value in kwargs.items() if key in accepted}
-        await compact(chosen, **passed)
+        if _pending_calls(before):
+            return  # a tool call still waits for its output: compact once it has it
+        # Without the run's wrapper: the compaction session's automatic path matches its
+        # stored items to the turn's request, which the filter changed (the cache
+        # breakpoint), and would then skip every compaction.
+        await compact(chosen)
         after = [_as_sent(item) for item in await self.inner.get_items()]
         if after == before or transcript is None:
             return  # not compacted; or no transcript yet: it opens with the compacted items
@@ -479,6 +482,19 @@ def _as_sent(item: Any) -> Any:
             if key != "provider_data" and (key != "id" or value != FAKE_RESPONSES_ID)
         }
     return item
+
+
+def _pending_calls(items: Sequence[Any]) -> bool:
+    """Whether a tool call in ``items`` has no output yet (an approval the run waits for)."""
+    calls: set[Hashable] = set()
+    for item in items:
+        if isinstance(item, Mapping):
+            kind = item.get("type")
+            if kind in _TOOL_CALLS:
+                calls.add(item.get("call_id"))
+            elif kind in _TOOL_OUTPUTS:
+                calls.discard(item.get("call_id"))
+    return bool(calls)
 
 
 def _check_client_managed(items: Sequence[Any]) -> None:

@@ -90,6 +90,14 @@ class FakeServer:
                 if server.on_request is not None:
                     server.on_request(recorded)
                 request = json.loads(body)
+                if path.endswith("/responses/compact"):
+                    data = _json(_compacted(request, len(server.requests)))
+                    self.send_response(200)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 reply = server._next()
                 stream = bool(request.get("stream"))
                 model = request.get("model", "fake-model")
@@ -360,3 +368,45 @@ def _gemini(reply: Reply, model: str, stream: bool) -> list[bytes]:
     last = [{"text": pieces[-1]}] if pieces else []
     events.append(_sse(answer(last + parts[1 if reply.text is not None else 0 :], True)))
     return events
+
+
+def _compacted(request: dict[str, Any], number: int) -> dict[str, Any]:
+    """The answer of ``POST /responses/compact`` as the API documents it: every user message of
+    the history sent (``input``), as an output message, then one opaque ``compaction`` item.
+    Given ``previous_response_id`` instead, the history is the server's, which this fake does
+    not keep: the output is the compaction item alone."""
+    history = request.get("input") or []
+    users = [
+        item
+        for item in history
+        if isinstance(item, dict)
+        and item.get("role") == "user"
+        and item.get("type", "message") == "message"
+    ]
+    output: list[dict[str, Any]] = []
+    for i, item in enumerate(users):
+        content = item["content"]
+        parts = [{"type": "input_text", "text": content}] if isinstance(content, str) else content
+        output.append(
+            {"id": f"msg_c{number}_{i}", "type": "message", "role": "user", "content": parts}
+        )
+    output.append(
+        {
+            "id": f"cmp_{number}",
+            "type": "compaction",
+            "encrypted_content": f"compacted:{len(history)}",
+        }
+    )
+    return {
+        "id": f"resp_compact_{number}",
+        "object": "response.compaction",
+        "created_at": 0,
+        "output": output,
+        "usage": {
+            "input_tokens": 100,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 10,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 110,
+        },
+    }

@@ -23,7 +23,7 @@ from typing import Any, cast
 try:
     from agents import Agent, FunctionTool
     from agents import tracing as _tracing
-    from agents.memory import OpenAIConversationsSession
+    from agents.memory import OpenAIConversationsSession, OpenAIResponsesCompactionSession
     from agents.model_settings import ModelSettings
     from agents.models.default_models import get_default_model
     from agents.models.fake_id import FAKE_RESPONSES_ID
@@ -35,6 +35,7 @@ except ImportError as error:  # pragma: no cover - exercised by the import test 
 
     missing_extra("openai-agents", "openai-agents", error)
 
+from runcontext._checks import check_messages
 from runcontext._core import RunContext
 from runcontext.adapters.openai import _cache_choice, openai_responses
 from runcontext.budget.calibration import RequestCounter
@@ -43,7 +44,7 @@ from runcontext.budget.meter import Meter
 from runcontext.budget.request_count import RequestCount
 from runcontext.integrations._turns import TurnContexts, check_session
 from runcontext.loop import check_run, run_not_recorded
-from runcontext.transcript.session import Session
+from runcontext.transcript.session import Session, message_body
 
 __all__ = ["RunContextFilter", "RunContextSession", "ServerManagedConversationError"]
 
@@ -215,6 +216,11 @@ class RunContextFilter:
         # integration, then the conversation, the envelope and the count are written.
         assert self._transcript is not None
         session = self._transcript.open(conversation)
+        # The whole conversation is compared with the recorded one: an edit anywhere in it is
+        # recorded (a compaction or an elision) or refused, before the model is called.
+        session.check_appendable()
+        session.check_seed(conversation)
+        session.reconcile(conversation)
         check_run(session, conversation)
         tokens = self._meter.settle(count, None)
         session.record_run(conversation, context, tokens=tokens)
@@ -238,6 +244,16 @@ class RunContextSession:
                 "inner_session: an OpenAIConversationsSession keeps the conversation on the "
                 "server, which would store every turn's runcontext tail; use a client-side "
                 "session such as agents.SQLiteSession"
+            )
+        if (
+            isinstance(inner_session, OpenAIResponsesCompactionSession)
+            and inner_session.compaction_mode == "previous_response_id"
+        ):
+            raise ServerManagedConversationError(
+                "inner_session: an OpenAIResponsesCompactionSession with "
+                "compaction_mode='previous_response_id' summarises the conversation the "
+                "server stored, which holds every turn's runcontext head and tail; use "
+                "compaction_mode='input' (or 'auto', which this session runs as 'input')"
             )
         self._transcript = _Transcript(transcript, "transcript")
         self.inner = inner_session
@@ -274,6 +290,58 @@ class RunContextSession:
     async def pop_item(self) -> Any:
         return await self.inner.pop_item()
 
+    async def run_compaction(self, args: Mapping[str, Any] | None = None) -> None:
+        """Compact the inner session when it can (an ``OpenAIResponsesCompactionSession``),
+        and record in the transcript what the compaction replaced: one ``compaction`` record
+        whose messages are the items the SDK sends from now on.
+
+        The SDK calls this after a turn is saved (it finds the method, so the inner session's
+        compaction keeps working through this one). The inner session compacts its whole
+        stored history (this method takes no run ``wrapper``), and not while a tool
+        call waits for its output. The compaction request is
+        always made in ``"input"`` mode, with the stored items: ``"previous_response_id"``
+        would summarise what the server stored, the runcontext head and tail included, and is
+        refused (:class:`ServerManagedConversationError`).
+        """
+        compact = getattr(self.inner, "run_compaction", None)
+        if not callable(compact):
+            return
+        chosen = dict(args or {})
+        if chosen.get("compaction_mode") == "previous_response_id":
+            raise ServerManagedConversationError(
+                "run_compaction: compaction_mode='previous_response_id' summarises the "
+                "conversation the server stored, which holds every turn's runcontext head "
+                "and tail; use compaction_mode='input'"
+            )
+        chosen["compaction_mode"] = "input"
+        transcript = self._transcript.session
+        if transcript is not None:
+            # Nothing is paid for that the transcript cannot take: refuse before the call.
+            await asyncio.to_thread(transcript.check_appendable)
+        before = [_as_sent(item) for item in await self.inner.get_items()]
+        if _pending_calls(before):
+            return  # a tool call still waits for its output: compact once it has it
+        # Without the run's wrapper: the compaction session's automatic path matches its
+        # stored items to the turn's request, which the filter changed (the cache
+        # breakpoint), and would then skip every compaction.
+        await compact(chosen)
+        after = [_as_sent(item) for item in await self.inner.get_items()]
+        if after == before or transcript is None:
+            return  # not compacted; or no transcript yet: it opens with the compacted items
+        prefix = (self._prefix or []) if self._bound else []
+        await asyncio.to_thread(_record_compaction, transcript, [*prefix, *after])
+
+    # The SDK defers a compaction while a turn's tool outputs are pending, and forces it at
+    # the next save; these pass its questions on to the inner session.
+    async def _defer_compaction(self, response_id: str, store: bool | None = None) -> None:
+        defer = getattr(self.inner, "_defer_compaction", None)
+        if callable(defer):
+            await defer(response_id, store)
+
+    def _get_deferred_compaction_response_id(self) -> str | None:
+        deferred = getattr(self.inner, "_get_deferred_compaction_response_id", None)
+        return deferred() if callable(deferred) else None
+
     async def clear_session(self) -> None:
         await self.inner.clear_session()
 
@@ -308,6 +376,30 @@ class RunContextSession:
                 reply=reply,
                 response=items,
             ) from error
+
+
+def _record_compaction(transcript: Session, conversation: list[Mapping[str, Any]]) -> None:
+    """Record the compaction that turns the transcript's current conversation into
+    ``conversation`` (the agent's instructions, then the items the SDK session now holds):
+    the range between the messages both start with and those both end with, replaced by what
+    ``conversation`` holds there (``"summary"``; ``"trim"`` when it holds nothing)."""
+    check_messages(conversation, items=True)
+    given = [message_body(message, f"conversation[{i}]") for i, message in enumerate(conversation)]
+    count = transcript.message_count
+    recorded = [message_body(message, "recorded") for message in transcript.messages()]
+    start = 0
+    while start < min(count, len(given)) and given[start] == recorded[start]:
+        start += 1
+    common = 0
+    while common < min(count, len(given)) - start and given[-1 - common] == recorded[-1 - common]:
+        common += 1
+    end = count - common
+    if end <= start:
+        # Nothing of the transcript replaced (the session only grew): the filter records the
+        # new items with the next model call.
+        return
+    replacement = conversation[start : len(conversation) - common]
+    transcript.compact(start, end, replacement, mode="summary" if replacement else "trim")
 
 
 # The context variable the SDK sets to a new object for the length of each run (read by
@@ -390,6 +482,19 @@ def _as_sent(item: Any) -> Any:
             if key != "provider_data" and (key != "id" or value != FAKE_RESPONSES_ID)
         }
     return item
+
+
+def _pending_calls(items: Sequence[Any]) -> bool:
+    """Whether a tool call in ``items`` has no output yet (an approval the run waits for)."""
+    calls: set[Hashable] = set()
+    for item in items:
+        if isinstance(item, Mapping):
+            kind = item.get("type")
+            if kind in _TOOL_CALLS:
+                calls.add(item.get("call_id"))
+            elif kind in _TOOL_OUTPUTS:
+                calls.discard(item.get("call_id"))
+    return bool(calls)
 
 
 def _check_client_managed(items: Sequence[Any]) -> None:

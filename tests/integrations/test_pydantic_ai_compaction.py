@@ -7,6 +7,7 @@ clears old tool results (an elision), one that summarises old messages with anot
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -32,6 +33,7 @@ from pydantic_ai.models.openai import OpenAIChatModel  # noqa: E402
 from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
 
 from runcontext import RunContext, Session  # noqa: E402
+from runcontext.budget import RequestCounter  # noqa: E402
 from runcontext.integrations.pydantic_ai import RunContextCapability  # noqa: E402
 from runcontext.transcript import (  # noqa: E402
     Compaction,
@@ -149,6 +151,62 @@ def test_a_trim_is_recorded_as_a_compaction(
         assert [edit.replaced for edit in edits] == [2, 2, 2, 2]  # runs 3 to 6 drop a pair each
         assert session.messages()[0] == SEED
         assert len(session.messages()) == 1 + 3 + 1  # instructions, 3 kept, the last reply
+
+
+def test_a_trim_in_streamed_and_async_runs(server: FakeServer, tmp_path: Path) -> None:
+    path = tmp_path / "agent.jsonl"
+    agent = make_agent(
+        server, RunContextCapability(CONTEXT, session=path), keep_last(3), first=True
+    )
+
+    async def streamed(question: str, history: Any) -> Any:
+        async with agent.run_stream(question, message_history=history) as result:
+            await result.get_output()
+        return result.all_messages()
+
+    history = None
+    for number in range(1, 6):
+        server.text(f"answer {number}")
+        if number % 2:
+            history = asyncio.run(streamed(f"question {number}", history))
+        else:
+            history = asyncio.run(agent.run(f"question {number}", message_history=history))
+            history = history.all_messages()
+    with Session.open(path) as session:
+        assert_runs_are_the_wire(session, server)
+        assert [edit.replaced for edit in session.edits() if isinstance(edit, Compaction)] == [
+            2,
+            2,
+            2,
+        ]
+
+
+class WatchedCounter(RequestCounter):
+    """A request counter that remembers the positions it was told were compacted."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda text: len(text) // 4)
+        self.starts: list[int] = []
+
+    def compacted(self, start: int) -> None:
+        self.starts.append(start)
+        super().compacted(start)
+
+
+def test_an_edit_makes_the_counter_forget_what_it_replaced(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    counter = WatchedCounter()
+    path = tmp_path / "agent.jsonl"
+    capability = RunContextCapability(CONTEXT, session=path, counter=counter)
+    agent = make_agent(server, capability, keep_last(3), first=True)
+    history = None
+    for number in range(1, 5):
+        server.text(f"answer {number}")
+        history = ask(agent, f"question {number}", history)
+    assert counter.starts == [1, 1]  # runs 3 and 4 each dropped a pair from position 1
+    with Session.open(path) as session:
+        assert all(run.tokens is not None for run in session.runs())
 
 
 def test_a_trim_that_splits_a_tool_call_records_what_was_sent(

@@ -2,16 +2,19 @@
 
 Pydantic AI's extension API in the 2.x line is the *capability*
 (``pydantic_ai.capabilities.AbstractCapability``). This one gives the head as an instruction
-(``get_instructions``) and, in ``wrap_model_request``, corrects the request the model is sent:
+(``get_instructions``) and, in a ``before_model_request`` hook that runs after every other one
+(the capability is ``innermost``, so after the history processors), corrects the request the
+model is sent:
 the head first among the instructions and static (so it is the start of the cached prefix);
 the tail as a request-scoped ``SystemPromptPart`` on a *copy* of the request's last message;
 an OpenAI cache breakpoint on the last conversation block (a ``CachePoint``, Pydantic AI's own
 mechanism, with ``prompt_cache_options`` mode ``explicit``) on the models that take one; an
 Anthropic ``anthropic_cache`` setting turned into explicit markers. The run's history
 (``ctx.messages``, ``result.all_messages()``) never sees the tail or the marker.
-``before_model_request`` and history processors are not used: what they add is written back
-into the run's history. The contract, the recorded form and the cache settings are in
-docs/INTEGRATIONS.md.
+The request is recorded, in ``wrap_model_request``, once the model answered; an edit a
+history processor made (a trim, a summary, cleared tool results) is recorded before the call
+as a compaction or an elision. The contract, the recorded form, the cache settings and the
+history processors are in docs/INTEGRATIONS.md.
 """
 
 from __future__ import annotations

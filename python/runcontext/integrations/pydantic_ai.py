@@ -203,10 +203,7 @@ class RunContextCapability(AbstractCapability[Any]):
         session = self._session
         if self._target is not None or session is not None:
             session = await asyncio.to_thread(self._open, messages)
-            given = _instructions_message(instructions) + to_transcript_messages(
-                repair_messages(step.given, repair_last_response=True)
-            )
-            await asyncio.to_thread(self._reconcile, session, messages, given)
+            await asyncio.to_thread(self._reconcile, session, messages, instructions, step.given)
         meter = self._metered(request_context, session)
         meter.tools = _tool_declarations(parameters)
         count = meter.count(messages, context)
@@ -227,11 +224,16 @@ class RunContextCapability(AbstractCapability[Any]):
         return sent
 
     def _reconcile(
-        self, session: Session, messages: list[dict[str, Any]], given: list[dict[str, Any]]
+        self,
+        session: Session,
+        messages: list[dict[str, Any]],
+        instructions: list[InstructionPart],
+        given: list[ModelMessage],
     ) -> None:
         """Record the compaction or elision that turns the recorded conversation into
         ``messages`` (the conversation sent, as the history processors left it), then make the
-        checks ``Loop`` makes. ``given`` is the conversation before the processors ran.
+        checks ``Loop`` makes. ``given`` is the conversation before the processors ran (read
+        only when ``Session.reconcile`` refuses).
 
         The edit is ``Session.reconcile``'s. When that cannot tell where the new messages
         begin (a summariser replaced the last recorded message too), and ``given`` is the
@@ -249,7 +251,10 @@ class RunContextCapability(AbstractCapability[Any]):
         try:
             edit = session.reconcile(messages)
         except ConversationMismatchError:
-            edit = _processed(session, messages, given)
+            before = _instructions_message(instructions) + to_transcript_messages(
+                repair_messages(given, repair_last_response=True)
+            )
+            edit = _processed(session, messages, before)
             if edit is None:
                 session.check_seed(messages)  # the more precise refusal, when it applies
                 raise

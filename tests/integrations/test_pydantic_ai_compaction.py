@@ -153,6 +153,30 @@ def test_a_trim_is_recorded_as_a_compaction(
         assert len(session.messages()) == 1 + 3 + 1  # instructions, 3 kept, the last reply
 
 
+def test_a_trim_when_the_model_says_the_same_thing_twice(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    """Every reply is "done": the last recorded reply occurs twice in what is sent, so where
+    the new messages begin is told from the conversation before the processor, and the range
+    dropped is still exactly what the processor dropped."""
+    path = tmp_path / "agent.jsonl"
+    agent = make_agent(
+        server, RunContextCapability(CONTEXT, session=path), keep_last(4), first=True
+    )
+    history = None
+    for number in range(1, 6):
+        history = ask(agent, f"question {number}", history)  # the server answers "done"
+    with Session.open(path) as session:
+        assert_runs_are_the_wire(session, server)
+        edits = session.edits()
+        assert all(isinstance(edit, Compaction) and edit.mode == "trim" for edit in edits)
+        assert [(edit.start, edit.replaced) for edit in edits if isinstance(edit, Compaction)] == [
+            (1, 1),  # run 3 drops question 1
+            (2, 2),  # runs 4 and 5 drop a question and its answer, after a kept "done"
+            (2, 2),
+        ]
+
+
 def test_a_trim_in_streamed_and_async_runs(server: FakeServer, tmp_path: Path) -> None:
     path = tmp_path / "agent.jsonl"
     agent = make_agent(

@@ -317,8 +317,9 @@ class _Step:
 def _processed(
     session: Session, messages: list[dict[str, Any]], given: list[dict[str, Any]]
 ) -> Compaction | None:
-    """The compaction a history processor made when it replaced the last recorded message as
-    well (docs/INTEGRATIONS.md, *History processors*), or ``None`` when the conversation
+    """The compaction a history processor made when ``Session.reconcile`` cannot tell where
+    the new messages begin (the last recorded message was replaced too, or occurs twice)
+    (docs/INTEGRATIONS.md, *History processors*), or ``None`` when the conversation
     sent is not one: ``given`` (before the processors) must be the recorded conversation
     continued, and ``messages`` (after them) must end with the messages ``given`` added, or
     with the one request it added merged into the request before it (Pydantic AI merges
@@ -334,11 +335,23 @@ def _processed(
         kept = len(messages)
     else:
         return None
+    # The range replaced: from the end of the prefix both share to the start of the suffix
+    # both share (as Session.reconcile finds it).
     start = 0
     while start < min(kept, count) and messages[start] == recorded[start]:
         start += 1
-    replacement = messages[start:kept]
-    return session.compact(start, count, replacement, mode="summary" if replacement else "trim")
+    suffix = 0
+    while (
+        suffix < min(kept, count) - start
+        and messages[kept - 1 - suffix] == recorded[count - 1 - suffix]
+    ):
+        suffix += 1
+    if count - suffix <= start:
+        return None  # messages inserted, none replaced: no compaction records that
+    replacement = messages[start : kept - suffix]
+    return session.compact(
+        start, count - suffix, replacement, mode="summary" if replacement else "trim"
+    )
 
 
 def _merged_into(added: Mapping[str, Any], last: Mapping[str, Any]) -> bool:

@@ -2,16 +2,19 @@
 
 Pydantic AI's extension API in the 2.x line is the *capability*
 (``pydantic_ai.capabilities.AbstractCapability``). This one gives the head as an instruction
-(``get_instructions``) and, in ``wrap_model_request``, corrects the request the model is sent:
+(``get_instructions``) and, in a ``before_model_request`` hook that runs after every other one
+(the capability is ``innermost``, so after the history processors), corrects the request the
+model is sent:
 the head first among the instructions and static (so it is the start of the cached prefix);
 the tail as a request-scoped ``SystemPromptPart`` on a *copy* of the request's last message;
 an OpenAI cache breakpoint on the last conversation block (a ``CachePoint``, Pydantic AI's own
 mechanism, with ``prompt_cache_options`` mode ``explicit``) on the models that take one; an
 Anthropic ``anthropic_cache`` setting turned into explicit markers. The run's history
 (``ctx.messages``, ``result.all_messages()``) never sees the tail or the marker.
-``before_model_request`` and history processors are not used: what they add is written back
-into the run's history. The contract, the recorded form and the cache settings are in
-docs/INTEGRATIONS.md.
+The request is recorded, in ``wrap_model_request``, once the model answered; an edit a
+history processor made (a trim, a summary, cleared tool results) is recorded before the call
+as a compaction or an elision. The contract, the recorded form, the cache settings and the
+history processors are in docs/INTEGRATIONS.md.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 try:
-    from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering
     from pydantic_ai.messages import (
         CachePoint,
         InstructionPart,
@@ -37,6 +40,7 @@ try:
         SystemPromptPart,
         ToolReturnPart,
         UserPromptPart,
+        repair_messages,
     )
     from pydantic_ai.models import ModelRequestContext
     from pydantic_ai.tools import RunContext as AgentRunContext
@@ -49,10 +53,12 @@ from runcontext._core import RunContext
 from runcontext.budget.calibration import RequestCounter
 from runcontext.budget.limits import Budget
 from runcontext.budget.meter import Meter
+from runcontext.budget.request_count import RequestCount
 from runcontext.budget.usage import UnreadableUsageWarning, Usage, read_usage
 from runcontext.integrations._turns import TurnContexts
 from runcontext.loop import check_run, run_not_recorded
-from runcontext.transcript.session import Session
+from runcontext.transcript.errors import ConversationMismatchError
+from runcontext.transcript.session import Compaction, Elision, Session
 
 __all__ = ["RunContextCapability", "to_transcript_messages"]
 
@@ -120,6 +126,8 @@ class RunContextCapability(AbstractCapability[Any]):
             Meter(counter, budget, model=model)
         self._meter_arguments = (counter, budget, model)
         self._meter: Meter | None = None
+        # The request in flight of each run (its run_id): a run's model requests are sequential.
+        self._steps: dict[str | None, _Step] = {}
 
     @property
     def diagnostics(self) -> tuple[Any, ...]:
@@ -142,6 +150,11 @@ class RunContextCapability(AbstractCapability[Any]):
         head = (await self._turns.aget(ctx.run_id)).head_text
         return None if head is None else InstructionPart(head)
 
+    def get_ordering(self) -> CapabilityOrdering:
+        # Innermost: this capability's `before_model_request` runs after every other one's (the
+        # history processors, `ProcessHistory`), so it sees the conversation as it is sent.
+        return CapabilityOrdering(position="innermost")
+
     async def wrap_model_request(
         self,
         ctx: AgentRunContext[Any],
@@ -149,18 +162,48 @@ class RunContextCapability(AbstractCapability[Any]):
         request_context: ModelRequestContext,
         handler: Any,
     ) -> ModelResponse:
-        context = await self._turns.aget(ctx.run_id)
-        conversation = list(request_context.messages)
+        # Pydantic AI runs every `before_model_request` hook (the history processors among
+        # them) inside the handler: the request is prepared, checked and corrected there
+        # (`before_model_request`, below), on the conversation as the processors left it, and
+        # recorded here once the model answered.
+        step = _Step(await self._turns.aget(ctx.run_id), list(request_context.messages))
+        self._steps[ctx.run_id] = step
+        try:
+            response: ModelResponse = await handler(request_context)
+        finally:
+            self._steps.pop(ctx.run_id, None)
+        if step.meter is None or step.sent is None:
+            return response  # the request was not sent through this capability's hook
+        usage = _usage(response)
+        if step.session is None:
+            step.meter.settle(step.count, usage)
+            return response
+        await asyncio.to_thread(self._record, step, usage, response)
+        return response
+
+    async def before_model_request(
+        self,
+        ctx: AgentRunContext[Any],
+        request_context: ModelRequestContext,
+    ) -> ModelRequestContext:
+        step = self._steps.get(ctx.run_id)
+        if step is None:
+            return request_context  # not inside this capability's own wrap_model_request
+        context = step.context
+        # What the model is sent: the conversation as the history processors left it, made
+        # provider-valid by the repair Pydantic AI makes before every request (an orphaned tool
+        # result dropped, a dangling call answered, adjacent requests merged).
+        conversation = repair_messages(list(request_context.messages), repair_last_response=True)
         parameters = request_context.model_request_parameters
         parts = list(parameters.instruction_parts or [])
         head, instructions = _split_head(parts, context.head_text)
         messages = _instructions_message(instructions) + to_transcript_messages(conversation)
         # Before the model is called: a run the transcript cannot take, or over budget, is
-        # never paid for.
+        # never paid for; an edit the history processors made is recorded first.
         session = self._session
         if self._target is not None or session is not None:
             session = await asyncio.to_thread(self._open, messages)
-            await asyncio.to_thread(check_run, session, messages)
+            await asyncio.to_thread(self._reconcile, session, messages, instructions, step.given)
         meter = self._metered(request_context, session)
         meter.tools = _tool_declarations(parameters)
         count = meter.count(messages, context)
@@ -176,15 +219,50 @@ class RunContextCapability(AbstractCapability[Any]):
             ),
             model_settings=_cache_settings(request_context),
         )
-        response: ModelResponse = await handler(sent)
-        usage = _usage(response)
-        if session is None:
-            meter.settle(count, usage)
-            return response
-        await asyncio.to_thread(
-            self._record, session, meter, count, usage, messages, context, sent, response
-        )
-        return response
+        step.session, step.meter, step.count = session, meter, count
+        step.messages, step.sent = messages, sent
+        return sent
+
+    def _reconcile(
+        self,
+        session: Session,
+        messages: list[dict[str, Any]],
+        instructions: list[InstructionPart],
+        given: list[ModelMessage],
+    ) -> None:
+        """Record the compaction or elision that turns the recorded conversation into
+        ``messages`` (the conversation sent, as the history processors left it), then make the
+        checks ``Loop`` makes. ``given`` is the conversation before the processors ran (read
+        only when ``Session.reconcile`` refuses).
+
+        The edit is ``Session.reconcile``'s. When that cannot tell where the new messages
+        begin (a summariser replaced the last recorded message too), and ``given`` is the
+        recorded conversation continued, and ``messages`` ends with what ``given`` added, the
+        processors replaced what lies between the prefix both share and those new messages:
+        that is recorded as one compaction. The agent's instructions (message 0, when there
+        are any) are the seed and stay fixed: other instructions are another conversation
+        (``SeedMismatchError``), never an edit. Anything else is refused
+        (``ConversationMismatchError``); nothing is sent.
+        """
+        session.check_appendable()
+        if messages[0].get("kind") == "instructions":
+            session.check_seed(messages)
+        edit: Compaction | Elision | None
+        try:
+            edit = session.reconcile(messages)
+        except ConversationMismatchError:
+            before = _instructions_message(instructions) + to_transcript_messages(
+                repair_messages(given, repair_last_response=True)
+            )
+            edit = _processed(session, messages, before)
+            if edit is None:
+                session.check_seed(messages)  # the more precise refusal, when it applies
+                raise
+        counter = None if self._meter is None else self._meter.counter
+        if edit is not None and counter is not None:
+            # A calibrated prefix that reaches into the edited range no longer matches.
+            counter.compacted(edit.start if isinstance(edit, Compaction) else min(edit.indices))
+        check_run(session, messages)
 
     def _open(self, messages: list[dict[str, Any]]) -> Session:
         with self._opening:
@@ -200,34 +278,88 @@ class RunContextCapability(AbstractCapability[Any]):
             self._meter = Meter(counter, budget, model=name, session=session)
         return self._meter
 
-    def _record(
-        self,
-        session: Session,
-        meter: Meter,
-        count: Any,
-        usage: Usage | None,
-        messages: list[dict[str, Any]],
-        context: RunContext,
-        sent: ModelRequestContext,
-        response: ModelResponse,
-    ) -> None:
+    def _record(self, step: _Step, usage: Usage | None, response: ModelResponse) -> None:
         """Settle and record the request; if the transcript refuses it, the error carries the
         reply (``RunNotRecordedError``)."""
+        session, meter, messages = step.session, step.meter, step.messages
+        assert session is not None and meter is not None and messages is not None
         reply = None
         try:
             reply = to_transcript_messages([response])[0]
-            tokens = meter.settle(count, usage)
-            session.record_run(messages, context, reply, tokens=tokens)
+            tokens = meter.settle(step.count, usage)
+            session.record_run(messages, step.context, reply, tokens=tokens)
         except Exception as error:
             raise run_not_recorded(
                 session,
                 error,
                 messages=messages,
-                context=context,
-                request=sent,
+                context=step.context,
+                request=step.sent,
                 reply=reply,
                 response=response,
             ) from error
+
+
+@dataclasses.dataclass
+class _Step:
+    """One model request between ``wrap_model_request`` and the ``before_model_request`` hook
+    inside it: the run's context, then what the hook prepared and sent."""
+
+    context: RunContext
+    given: list[ModelMessage]  # the conversation before the history processors ran
+    session: Session | None = None
+    meter: Meter | None = None
+    count: RequestCount | None = None
+    messages: list[dict[str, Any]] | None = None
+    sent: ModelRequestContext | None = None
+
+
+def _processed(
+    session: Session, messages: list[dict[str, Any]], given: list[dict[str, Any]]
+) -> Compaction | None:
+    """The compaction a history processor made when ``Session.reconcile`` cannot tell where
+    the new messages begin (the last recorded message was replaced too, or occurs twice)
+    (docs/INTEGRATIONS.md, *History processors*), or ``None`` when the conversation
+    sent is not one: ``given`` (before the processors) must be the recorded conversation
+    continued, and ``messages`` (after them) must end with the messages ``given`` added, or
+    with the one request it added merged into the request before it (Pydantic AI merges
+    adjacent requests before it sends them: the replacement then ends with that request)."""
+    recorded = session.messages()
+    count = len(recorded)
+    added = given[count:]
+    if not added or given[:count] != recorded:
+        return None
+    if messages[len(messages) - len(added) :] == added:
+        kept = len(messages) - len(added)  # messages[:kept] is the edited recorded conversation
+    elif len(added) == 1 and _merged_into(added[0], messages[-1]):
+        kept = len(messages)
+    else:
+        return None
+    # The range replaced: from the end of the prefix both share to the start of the suffix
+    # both share (as Session.reconcile finds it).
+    start = 0
+    while start < min(kept, count) and messages[start] == recorded[start]:
+        start += 1
+    suffix = 0
+    while (
+        suffix < min(kept, count) - start
+        and messages[kept - 1 - suffix] == recorded[count - 1 - suffix]
+    ):
+        suffix += 1
+    if count - suffix <= start:
+        return None  # messages inserted, none replaced: no compaction records that
+    replacement = messages[start : kept - suffix]
+    return session.compact(
+        start, count - suffix, replacement, mode="summary" if replacement else "trim"
+    )
+
+
+def _merged_into(added: Mapping[str, Any], last: Mapping[str, Any]) -> bool:
+    """Whether the request ``added`` ends the request ``last``, which holds more parts."""
+    if added.get("kind") != "request" or last.get("kind") != "request":
+        return False
+    parts, before = added["parts"], last["parts"]
+    return len(before) > len(parts) and before[len(before) - len(parts) :] == parts
 
 
 def _split_head(

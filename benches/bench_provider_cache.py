@@ -18,6 +18,10 @@ For every request from turn 2 on:
 * *tail writes*: requests that wrote into their last message (the tail), paid and never read;
 * *cost*: input cost relative to the same tokens without caching (reads 0.1x, writes 1.25x).
 
+OpenAI Chat also runs behind a simulated OpenAI-compatible gateway that moves system and
+developer messages to the front (the simulator's ``/gateway`` route), with the tail as a
+``system`` and as a ``user`` message: the measured trade-off of ``tail_role``.
+
 OpenAI runs under both readings of where the implicit breakpoint lands (``newest``: the end of
 the newest message; ``last_user_tool``: the end of the last user or tool message).
 
@@ -27,6 +31,7 @@ the newest message; ``last_user_tool``: the end of the last user or tool message
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -85,6 +90,10 @@ def _openai_client(server: SimulatorServer) -> Any:
     return openai.OpenAI(api_key="sk-sim", base_url=server.url + "/v1", max_retries=0)
 
 
+def _gateway_client(server: SimulatorServer) -> Any:
+    return openai.OpenAI(api_key="sk-sim", base_url=server.url + "/gateway/v1", max_retries=0)
+
+
 def _chat_send(client: Any, request: Any) -> None:
     if isinstance(request, list):
         request = {"model": OPENAI_MODEL, "messages": request}
@@ -126,6 +135,8 @@ CHAT = Provider(
     client=_openai_client,
     send=_chat_send,
 )
+# The same API behind a gateway that moves system and developer messages to the front.
+CHAT_GATEWAY = dataclasses.replace(CHAT, client=_gateway_client)
 RESPONSES = Provider(
     "OpenAI Responses",
     user=lambda text: {"role": "user", "content": text},
@@ -217,6 +228,18 @@ def series() -> list[tuple[str, Provider, Adapter, str]]:
             ),
             (f"Chat naive [{reading}]", CHAT, naive_chat, reading),
             (
+                f"Chat runcontext via gateway, user tail [{reading}]",
+                CHAT_GATEWAY,
+                functools.partial(openai_chat_request, model=OPENAI_MODEL, tail_role="user"),
+                reading,
+            ),
+            (
+                f"Chat via gateway, system tail [{reading}]",
+                CHAT_GATEWAY,
+                functools.partial(openai_chat_request, model=OPENAI_MODEL),
+                reading,
+            ),
+            (
                 f"Responses runcontext [{reading}]",
                 RESPONSES,
                 functools.partial(openai_responses, cache="explicit"),
@@ -288,10 +311,10 @@ def measure(turn_count: int, head: str) -> dict[str, dict[str, float]]:
 def report(results: dict[str, dict[str, float]]) -> None:
     columns = ("read/readable", "lowest", "written", "last-msg writes", "cost")
     widths = (13, 7, 8, 15, 6)
-    print(f"{'series':44} " + " ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)))
+    print(f"{'series':56} " + " ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)))
     for label, row in results.items():
         print(
-            f"{label:44} {row['read']:>13.1%} {row['lowest']:>7.1%} {row['written']:>8.1%} "
+            f"{label:56} {row['read']:>13.1%} {row['lowest']:>7.1%} {row['written']:>8.1%} "
             f"{int(row['tail']):>8} / {int(row['requests']):<4} {row['cost']:>6.2f}"
         )
 

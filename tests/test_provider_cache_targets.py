@@ -36,3 +36,16 @@ def test_without_a_breakpoint_an_implicit_breakpoint_on_the_tail_costs_more_than
     for _, usage in usages:
         assert usage.read == 0 and usage.written == usage.total
         assert usage.cost() == pytest.approx(1.25)
+
+
+def test_behind_a_hoisting_gateway_only_a_user_tail_keeps_the_cache() -> None:
+    # The gateway moves a system tail to the front, after the head: the prefix changes with the
+    # facts, so a turn's first request reads nothing (its tool-loop continuation, with the same
+    # facts, reads the turn's first); the same tail as a user message stays last and the cache
+    # reads as it does directly.
+    readable = [u.shared for _, u in run(*SERIES["Chat runcontext [newest]"], 3, HEAD)]
+    system = run(*SERIES["Chat via gateway, system tail [newest]"], 3, HEAD)
+    user = run(*SERIES["Chat runcontext via gateway, user tail [newest]"], 3, HEAD)
+    later = [i for i, (turn, _) in enumerate(system) if turn >= 2]
+    assert [system[i][1].read for i in later[::2]] == [0, 0]  # each turn's first request
+    assert all(user[i][1].read >= 0.95 * readable[i] for i in later)

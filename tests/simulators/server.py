@@ -1,7 +1,10 @@
 """A local server on 127.0.0.1 that answers the official SDKs through the cache simulators.
 
 Routes: ``/v1/chat/completions`` and ``/v1/responses`` (OpenAI), ``/v1/messages`` (Anthropic),
-``/<version>/models/<model>:generateContent`` (Gemini). Each answers a text reply with the usage
+``/<version>/models/<model>:generateContent`` (Gemini), and ``/gateway/v1/chat/completions``:
+OpenAI Chat behind an OpenAI-compatible gateway that moves every ``system`` and ``developer``
+message to the front before forwarding, as several gateways do with mid-conversation system
+messages (docs/PLACEMENT.md, *The tail's role*). Each answers a text reply with the usage
 the simulator computed, in the provider's own shape: OpenAI
 ``prompt_tokens_details.cached_tokens`` / ``cache_write_tokens`` (Responses
 ``input_tokens_details``), Anthropic ``cache_read_input_tokens`` /
@@ -89,7 +92,10 @@ class SimulatorServer:
         body = json.loads(raw)
         with self._lock:  # one cache, requests in arrival order
             try:
-                if path == "/v1/chat/completions":
+                if path == "/gateway/v1/chat/completions":
+                    usage = self.openai.chat(_hoisted(body))
+                    answer = _chat(body, usage)
+                elif path == "/v1/chat/completions":
                     usage = self.openai.chat(body)
                     answer = _chat(body, usage)
                 elif path == "/v1/responses":
@@ -113,6 +119,15 @@ class SimulatorServer:
                 }
             self.exchanges.append(Exchange(path, raw, usage))
             return 200, answer
+
+
+def _hoisted(body: dict[str, Any]) -> dict[str, Any]:
+    """The body a hoisting gateway forwards: its system and developer messages first, in their
+    order, then the others in theirs."""
+    messages = body.get("messages", [])
+    first = [m for m in messages if m.get("role") in ("system", "developer")]
+    rest = [m for m in messages if m.get("role") not in ("system", "developer")]
+    return {**body, "messages": first + rest}
 
 
 def _chat(body: dict[str, Any], usage: Usage) -> dict[str, Any]:

@@ -5,13 +5,15 @@ The workload of ``bench_provider_cache.py`` (its ``turns``, ``facts`` and ``head
 tool result answered with text; facts changing every turn) through ``create_agent`` with a
 real ``ChatOpenAI`` (Chat Completions and the Responses API, ``gpt-6-luna``),
 ``ChatAnthropic`` (``claude-sonnet-5-5``) and ``ChatGoogleGenerativeAI`` (``gemini-2.5-flash``,
-implicit caching) against the cache simulators of ``tests/simulators``. Beside ``RunContextMiddleware``, LangChain's own dynamic-instructions
-idiom: a ``@dynamic_prompt`` middleware that puts the head and the same rendered facts in the
-system prompt (on Anthropic with ``AnthropicPromptCachingMiddleware``, LangChain's caching
-idiom, as runcontext's series has it too). OpenAI runs under both readings of where the
-implicit breakpoint lands. Columns as ``bench_provider_cache.py``'s (``summarise``): *read /
-readable* against the prefix each runcontext request shares with the previous one, *written*,
-requests that wrote into their last message, input cost relative to no caching.
+implicit caching) against the cache simulators of ``tests/simulators``. Beside
+``RunContextMiddleware``, LangChain's own dynamic-instructions idiom: a ``@dynamic_prompt``
+middleware that puts the head and the same rendered facts in the system prompt (on Anthropic
+with ``AnthropicPromptCachingMiddleware``, LangChain's caching idiom, as runcontext's series
+has it too; Gemini has no caching middleware, as it caches implicitly). OpenAI runs under
+both readings of where the implicit breakpoint lands. Columns as ``bench_provider_cache.py``'s
+(``summarise``): *read / readable* against the prefix each runcontext request shares with the
+previous one, *written*, requests that wrote into their last message, input cost relative to
+no caching.
 
     python benches/bench_cache_langchain.py --turns 50
 """

@@ -182,7 +182,9 @@ def _answered(messages: list[ModelMessage], part: Any) -> list[ModelMessage]:
 
 def run(series: Series, turn_count: int, head: str) -> list[tuple[int, Usage]]:
     """Every request's (turn, usage) for one series."""
-    with SimulatorServer(openai=OpenAICache(implicit=series.reading)) as server:
+    server = SimulatorServer(openai=OpenAICache(implicit=series.reading))
+    with server, warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecatedModelWarning)  # GEMINI_MODEL's retirement
         workload = Facts()
         agent = _agent(series, server, head, workload)
         history: list[ModelMessage] = []
@@ -210,9 +212,7 @@ def measure(turn_count: int, head: str) -> dict[str, dict[str, float]]:
     results: dict[str, dict[str, float]] = {}
     readable: dict[str, list[int]] = {}
     for one in series():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecatedModelWarning)
-            usages = run(one, turn_count, head)
+        usages = run(one, turn_count, head)
         api = one.label.split()[0]
         if one.runcontext and api not in readable:
             readable[api] = [usage.shared for _, usage in usages]

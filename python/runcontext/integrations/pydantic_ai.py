@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -335,12 +336,11 @@ def _with_tail(
 
 
 def _is_gemini(model: Any) -> bool:
-    """Whether the agent calls Gemini through Pydantic AI's ``GoogleModel``."""
-    try:
-        from pydantic_ai.models.google import GoogleModel
-    except ImportError:  # without google-genai there is no GoogleModel to call
-        return False
-    return isinstance(model, GoogleModel)
+    """Whether the agent calls Pydantic AI's ``GoogleModel`` (the Gemini API, Vertex AI or a
+    gateway). A ``GoogleModel`` exists only once its module is imported, so an agent on
+    another provider never makes this check import google-genai."""
+    google = sys.modules.get("pydantic_ai.models.google")
+    return google is not None and isinstance(model, google.GoogleModel)
 
 
 def _with_gemini_tail(messages: list[ModelMessage], tail: str | None) -> list[ModelMessage]:

@@ -3,16 +3,17 @@
 The workload of ``bench_provider_cache.py`` (its ``turns``, ``facts`` and ``head_text``; a
 50-turn conversation, two requests a turn: the question answered with a tool call, then the
 tool result answered with text; facts changing every turn) through ``create_agent`` with a
-real ``ChatOpenAI`` (Chat Completions and the Responses API, ``gpt-6-luna``) and
-``ChatAnthropic`` (``claude-sonnet-5-5``) against the cache simulators of
-``tests/simulators``. Beside ``RunContextMiddleware``, LangChain's own dynamic-instructions
-idiom: a ``@dynamic_prompt`` middleware that puts the head and the same rendered facts in the
-system prompt (on Anthropic with ``AnthropicPromptCachingMiddleware``, LangChain's caching
-idiom, as runcontext's series has it too). OpenAI runs under both readings of where the
-implicit breakpoint lands. Columns as ``bench_provider_cache.py``'s (``summarise``): *read /
-readable* against the prefix each runcontext request shares with the previous one, *written*,
-requests that wrote into their last message, input cost relative to no caching. Gemini is
-left out: LangChain's Gemini model is not installed with runcontext's extra.
+real ``ChatOpenAI`` (Chat Completions and the Responses API, ``gpt-6-luna``),
+``ChatAnthropic`` (``claude-sonnet-5-5``) and ``ChatGoogleGenerativeAI`` (``gemini-2.5-flash``,
+implicit caching) against the cache simulators of ``tests/simulators``. Beside
+``RunContextMiddleware``, LangChain's own dynamic-instructions idiom: a ``@dynamic_prompt``
+middleware that puts the head and the same rendered facts in the system prompt (on Anthropic
+with ``AnthropicPromptCachingMiddleware``, LangChain's caching idiom, as runcontext's series
+has it too; Gemini has no caching middleware, as it caches implicitly). OpenAI runs under
+both readings of where the implicit breakpoint lands. Columns as ``bench_provider_cache.py``'s
+(``summarise``): *read / readable* against the prefix each runcontext request shares with the
+previous one, *written*, requests that wrote into their last message, input cost relative to
+no caching.
 
     python benches/bench_cache_langchain.py --turns 50
 """
@@ -38,6 +39,7 @@ from langchain.agents.middleware import ModelRequest, dynamic_prompt  # noqa: E4
 from langchain_anthropic import ChatAnthropic  # noqa: E402
 from langchain_anthropic.middleware import AnthropicPromptCachingMiddleware  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
+from langchain_google_genai import ChatGoogleGenerativeAI  # noqa: E402
 from langchain_openai import ChatOpenAI  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from simulators.rules import OpenAICache, Usage  # noqa: E402
@@ -49,6 +51,7 @@ from runcontext.providers import Contribution  # noqa: E402
 
 OPENAI_MODEL = "gpt-6-luna"
 ANTHROPIC_MODEL = "claude-sonnet-5-5"
+GEMINI_MODEL = "gemini-2.5-flash"
 READINGS = ("newest", "last_user_tool")
 TOOL = "run_tests"
 
@@ -75,6 +78,11 @@ class ToolLoopSimulator(SimulatorServer):
         status, answer = super().answer(path, raw)
         calls = sum(1 for e in self.exchanges if e.usage is not None)
         if status != 200:
+            return status, answer
+        if "candidates" in answer:  # Gemini: no reply id; a tool call is a functionCall part
+            if calls % 2:
+                call = {"functionCall": {"name": TOOL, "args": {}}}
+                answer["candidates"][0]["content"]["parts"] = [call]
             return status, answer
         answer["id"] = f"{answer['id']}_{calls}"
         if path == "/v1/responses":
@@ -128,6 +136,12 @@ def openai(responses: bool) -> Callable[[str], Any]:
 
 def anthropic(url: str) -> Any:
     return ChatAnthropic(model=ANTHROPIC_MODEL, base_url=url, api_key="sk-ant-sim", max_tokens=64)
+
+
+def gemini(url: str) -> Any:
+    return ChatGoogleGenerativeAI(
+        model=GEMINI_MODEL, base_url=url, google_api_key="sim", max_retries=0
+    )
 
 
 def runcontext_middleware(head: str, anthropic_caching: bool) -> list[Any]:
@@ -190,6 +204,9 @@ def series() -> list[Series]:
             "newest",
             "Anthropic",
         ),
+        # Gemini caches implicitly: no caching middleware, on either side.
+        ("Gemini runcontext", gemini, runcontext_middleware, False, "newest", "Gemini"),
+        ("Gemini @dynamic_prompt", gemini, idiom_middleware, False, "newest", "Gemini"),
     ]
     return rows
 
@@ -255,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     head = head_text(int(args.head_kb * 1024))
     print(
         f"LangChain, {args.turns} turns, 2 requests each; head {len(head.encode()):,} B; "
-        f"models {OPENAI_MODEL}, {ANTHROPIC_MODEL}\n"
+        f"models {OPENAI_MODEL}, {ANTHROPIC_MODEL}, {GEMINI_MODEL}\n"
     )
     report(measure(args.turns, head))
     return 0

@@ -6,10 +6,11 @@ Pydantic AI's extension API in the 2.x line is the *capability*
 (the capability is ``innermost``, so after the history processors), corrects the request the
 model is sent:
 the head first among the instructions and static (so it is the start of the cached prefix);
-the tail as a request-scoped ``SystemPromptPart`` on a *copy* of the request's last message;
-an OpenAI cache breakpoint on the last conversation block (a ``CachePoint``, Pydantic AI's own
-mechanism, with ``prompt_cache_options`` mode ``explicit``) on the models that take one; an
-Anthropic ``anthropic_cache`` setting turned into explicit markers. The run's history
+the tail as a request-scoped ``SystemPromptPart`` (on Gemini, a user text part) on a *copy*
+of the request's last message; an OpenAI cache breakpoint on the last conversation block (a
+``CachePoint``, Pydantic AI's own mechanism, with ``prompt_cache_options`` mode ``explicit``)
+on the models that take one; an Anthropic ``anthropic_cache`` setting turned into explicit
+markers. The run's history
 (``ctx.messages``, ``result.all_messages()``) never sees the tail or the marker.
 The request is recorded, in ``wrap_model_request``, once the model answered; an edit a
 history processor made (a trim, a summary, cleared tool results) is recorded before the call
@@ -22,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -209,11 +211,15 @@ class RunContextCapability(AbstractCapability[Any]):
         count = meter.count(messages, context)
         meter.check(count, messages)
 
+        if _is_gemini(request_context.model):
+            tailed = _with_gemini_tail(conversation, context.tail_text)
+        else:
+            tailed = _with_tail(
+                conversation, context.tail_text, _takes_breakpoints(request_context.model)
+            )
         sent = dataclasses.replace(
             request_context,
-            messages=_with_tail(
-                conversation, context.tail_text, _takes_breakpoints(request_context.model)
-            ),
+            messages=tailed,
             model_request_parameters=dataclasses.replace(
                 parameters, instruction_parts=[*head, *instructions]
             ),
@@ -459,6 +465,29 @@ def _with_tail(
         last = messages[-1]
         return [*messages[:-1], dataclasses.replace(last, parts=[*last.parts, *extra])]
     return [*messages, ModelRequest(parts=extra)]
+
+
+def _is_gemini(model: Any) -> bool:
+    """Whether the agent calls Pydantic AI's ``GoogleModel`` (the Gemini API, Vertex AI or a
+    gateway). A ``GoogleModel`` exists only once its module is imported, so an agent on
+    another provider never makes this check import google-genai."""
+    google = sys.modules.get("pydantic_ai.models.google")
+    return google is not None and isinstance(model, google.GoogleModel)
+
+
+def _with_gemini_tail(messages: list[ModelMessage], tail: str | None) -> list[ModelMessage]:
+    """The messages with the tail as a user text part at the end of the last request (a copy
+    of it), where ``runcontext.adapters.gemini_contents`` puts it: Gemini has no system turn
+    inside ``contents``. A ``SystemPromptPart`` there would be sent as a ``<system>`` block in
+    a user turn, with Pydantic AI's explanation of such blocks put before the head in the
+    system instruction; and Gemini caches implicitly, so no ``CachePoint`` is added."""
+    if tail is None:
+        return messages
+    part = UserPromptPart(tail)
+    if messages and isinstance(messages[-1], ModelRequest):
+        last = messages[-1]
+        return [*messages[:-1], dataclasses.replace(last, parts=[*last.parts, part])]
+    return [*messages, ModelRequest(parts=[part])]
 
 
 def _markable(message: ModelMessage) -> bool:

@@ -45,6 +45,7 @@ import re
 import statistics
 import tempfile
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -54,6 +55,7 @@ from typing import Any
 import pytest
 
 from runcontext import Loop, RunContext, Session, digest
+from runcontext.adapters.caching import CacheWarning
 from runcontext.adapters.replies import openai_chat_reply
 from runcontext.budget import Budget, RequestCounter, Usage
 
@@ -524,7 +526,7 @@ def accuracy(
     with FakeOpenAI(tokenizer) as server, tempfile.TemporaryDirectory() as tmp:
         client = openai.OpenAI(base_url=server.url, api_key="test", max_retries=0)
         session = Session.create(Path(tmp) / "t.jsonl", [turns[0].user])
-        loop = Loop(
+        loop = _loop(
             lambda body: client.chat.completions.create(model=MODEL, messages=body, tools=TOOLS),
             session,  # the transcript the accuracy figures can be checked against
             counter=counter,
@@ -627,13 +629,22 @@ def _backend(body: Any) -> dict[str, Any]:
     return COMPLETION
 
 
+def _loop(*args: Any, **kwargs: Any) -> Loop:
+    """A ``Loop`` with the default adapter on ``MODEL``. Its ``CacheWarning`` (splice sends no
+    cache breakpoint) is beside the point here: the fake server bills but does not cache, and
+    these loops measure counting and budgets."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CacheWarning)
+        return Loop(*args, **kwargs)
+
+
 def overhead_runs(counter: Callable[[str], int]) -> dict[str, Callable[[], object]]:
     """``Loop.run`` of the typical request with counter + budget, and without; each call
     starts from the same state (the previous request billed, this one not yet)."""
     previous, messages, ctx = typical()
     plain = Loop(_backend, reply=openai_chat_reply)
     requests = RequestCounter(counter)
-    counted = Loop(
+    counted = _loop(
         _backend,
         counter=requests,
         model=MODEL,
@@ -677,7 +688,7 @@ def overhead_split(counter: Callable[[str], int]) -> dict[str, Callable[[], obje
     count = requests.count_request(messages, ctx, model=MODEL, tools=TOOLS)
     appended = messages[len(previous) :]
     usage = Usage(input=30_000)
-    loop = Loop(_backend, counter=requests, model=MODEL, budget=budget)
+    loop = _loop(_backend, counter=requests, model=MODEL, budget=budget)
     return {
         f"digest of the conversation ({len(messages)} messages)": lambda: digest(list(messages)),
         f"digest of the billed prefix ({len(previous)})": lambda: digest(list(previous)),

@@ -14,7 +14,6 @@ so the written share and the tail writes are 0 by the provider's rules).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,7 +25,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 sys.path.insert(0, str(HERE.parent / "tests" / "integrations"))
 
 from adk_cache import MODEL, SETUPS, run  # noqa: E402
-from bench_provider_cache import facts, head_text, summarise, turns  # noqa: E402
+from bench_provider_cache import command, facts, summarise, turns  # noqa: E402
 
 
 def measure(turn_count: int, head: str) -> dict[str, dict[str, float]]:
@@ -41,29 +40,14 @@ def measure(turn_count: int, head: str) -> dict[str, dict[str, float]]:
     return results
 
 
-def report(results: dict[str, dict[str, float]]) -> None:
-    columns = ("read/readable", "lowest", "written", "tail writes", "cost")
-    widths = (13, 7, 8, 15, 6)
-    print(f"{'series':24} " + " ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)))
-    for label, row in results.items():
-        print(
-            f"{label:24} {row['read']:>13.1%} {row['lowest']:>7.1%} {row['written']:>8.1%} "
-            f"{int(row['tail']):>8} / {int(row['requests']):<4} {row['cost']:>6.2f}"
-        )
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=50, help="turns to simulate (default 50)")
-    parser.add_argument("--head-kb", type=float, default=8.4, help="head size in KB (default 8.4)")
-    args = parser.parse_args(argv)
-    head = head_text(int(args.head_kb * 1024))
-    print(
-        f"{args.turns} turns, 2 requests each, through Google ADK; head "
-        f"{len(head.encode()):,} B; model {MODEL} (Gemini implicit caching)\n"
+    return command(
+        argv,
+        __doc__,
+        f"through Google ADK; model {MODEL} (Gemini implicit caching)",
+        measure,
+        tail="tail writes",
     )
-    report(measure(args.turns, head))
-    return 0
 
 
 def test_cache_google_adk_runs(capsys: Any) -> None:

@@ -20,7 +20,6 @@ no caching.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import warnings
@@ -33,7 +32,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 import httpx  # noqa: E402
-from bench_provider_cache import facts, head_text, summarise, turns  # noqa: E402
+from bench_provider_cache import command, facts, summarise, turns  # noqa: E402
 from langchain.agents import create_agent  # noqa: E402
 from langchain.agents.middleware import ModelRequest, dynamic_prompt  # noqa: E402
 from langchain_anthropic import ChatAnthropic  # noqa: E402
@@ -253,29 +252,13 @@ def measure(turn_count: int, head: str) -> dict[str, dict[str, float]]:
     return results
 
 
-def report(results: dict[str, dict[str, float]]) -> None:
-    columns = ("read/readable", "lowest", "written", "last-msg writes", "cost")
-    widths = (13, 7, 8, 15, 6)
-    print(f"{'series':40} " + " ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)))
-    for label, row in results.items():
-        print(
-            f"{label:40} {row['read']:>13.1%} {row['lowest']:>7.1%} {row['written']:>8.1%} "
-            f"{int(row['tail']):>8} / {int(row['requests']):<4} {row['cost']:>6.2f}"
-        )
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--turns", type=int, default=50, help="turns to simulate (default 50)")
-    parser.add_argument("--head-kb", type=float, default=8.4, help="head size in KB (default 8.4)")
-    args = parser.parse_args(argv)
-    head = head_text(int(args.head_kb * 1024))
-    print(
-        f"LangChain, {args.turns} turns, 2 requests each; head {len(head.encode()):,} B; "
-        f"models {OPENAI_MODEL}, {ANTHROPIC_MODEL}, {GEMINI_MODEL}\n"
+    return command(
+        argv,
+        __doc__,
+        f"LangChain; models {OPENAI_MODEL}, {ANTHROPIC_MODEL}, {GEMINI_MODEL}",
+        measure,
     )
-    report(measure(args.turns, head))
-    return 0
 
 
 def test_cache_langchain_runs(capsys: Any) -> None:

@@ -22,7 +22,6 @@ The SDK sends to OpenAI only; other providers go through its LiteLLM extension, 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import sys
@@ -42,7 +41,7 @@ from agents import (  # noqa: E402
     RunConfig,
     Runner,
 )
-from bench_provider_cache import READINGS, facts, head_text, summarise, turns  # noqa: E402
+from bench_provider_cache import READINGS, command, facts, summarise, turns  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 from simulators.rules import OpenAICache, Usage  # noqa: E402
 from simulators.server import SimulatorServer  # noqa: E402
@@ -143,29 +142,8 @@ def measure(turn_count: int, head: str) -> dict[str, dict[str, float]]:
     return results
 
 
-def report(results: dict[str, dict[str, float]]) -> None:
-    columns = ("read/readable", "lowest", "written", "last-msg writes", "cost")
-    widths = (13, 7, 8, 15, 6)
-    print(f"{'series':44} " + " ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)))
-    for label, row in results.items():
-        print(
-            f"{label:44} {row['read']:>13.1%} {row['lowest']:>7.1%} {row['written']:>8.1%} "
-            f"{int(row['tail']):>8} / {int(row['requests']):<4} {row['cost']:>6.2f}"
-        )
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=50, help="turns to simulate (default 50)")
-    parser.add_argument("--head-kb", type=float, default=8.4, help="head size in KB (default 8.4)")
-    args = parser.parse_args(argv)
-    head = head_text(int(args.head_kb * 1024))
-    print(
-        f"{args.turns} turns, 2 requests each; head {len(head.encode()):,} B; model {MODEL}; "
-        "OpenAI Agents SDK\n"
-    )
-    report(measure(args.turns, head))
-    return 0
+    return command(argv, __doc__, f"the OpenAI Agents SDK; model {MODEL}", measure)
 
 
 def test_cache_openai_agents_runs(capsys: Any) -> None:

@@ -29,7 +29,6 @@ caching. OpenAI runs under both readings of where its implicit breakpoint lands.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 import warnings
@@ -42,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from bench_provider_cache import facts, head_text, summarise, turns  # noqa: E402
+from bench_provider_cache import command, facts, summarise, turns  # noqa: E402
 from pydantic_ai import Agent  # noqa: E402
 from pydantic_ai.exceptions import DeprecatedModelWarning  # noqa: E402
 from pydantic_ai.messages import (  # noqa: E402
@@ -220,29 +219,13 @@ def measure(turn_count: int, head: str) -> dict[str, dict[str, float]]:
     return results
 
 
-def report(results: dict[str, dict[str, float]]) -> None:
-    columns = ("read/readable", "lowest", "written", "last-msg writes", "cost")
-    widths = (13, 7, 8, 15, 6)
-    print(f"{'series':44} " + " ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)))
-    for label, row in results.items():
-        print(
-            f"{label:44} {row['read']:>13.1%} {row['lowest']:>7.1%} {row['written']:>8.1%} "
-            f"{int(row['tail']):>8} / {int(row['requests']):<4} {row['cost']:>6.2f}"
-        )
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=50, help="turns to simulate (default 50)")
-    parser.add_argument("--head-kb", type=float, default=8.4, help="head size in KB (default 8.4)")
-    args = parser.parse_args(argv)
-    head = head_text(int(args.head_kb * 1024))
-    print(
-        f"Pydantic AI: {args.turns} turns, 2 requests each; head {len(head.encode()):,} B; "
-        f"models {OPENAI_MODEL}, {ANTHROPIC_MODEL}, {GEMINI_MODEL}\n"
+    return command(
+        argv,
+        __doc__,
+        f"Pydantic AI; models {OPENAI_MODEL}, {ANTHROPIC_MODEL}, {GEMINI_MODEL}",
+        measure,
     )
-    report(measure(args.turns, head))
-    return 0
 
 
 def test_cache_pydantic_ai_runs(capsys: Any) -> None:

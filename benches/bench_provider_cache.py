@@ -308,29 +308,43 @@ def measure(turn_count: int, head: str) -> dict[str, dict[str, float]]:
     return results
 
 
-def report(results: dict[str, dict[str, float]]) -> None:
-    columns = ("read/readable", "lowest", "written", "last-msg writes", "cost")
+def report(results: dict[str, dict[str, float]], tail: str = "last-msg writes") -> None:
+    """The table every cache benchmark prints: one row a series."""
+    columns = ("read/readable", "lowest", "written", tail, "cost")
     widths = (13, 7, 8, 15, 6)
-    print(f"{'series':56} " + " ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)))
+    width = max(len("series"), *map(len, results))
+    print(
+        f"{'series':{width}} " + " ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True))
+    )
     for label, row in results.items():
         print(
-            f"{label:56} {row['read']:>13.1%} {row['lowest']:>7.1%} {row['written']:>8.1%} "
+            f"{label:{width}} {row['read']:>13.1%} {row['lowest']:>7.1%} {row['written']:>8.1%} "
             f"{int(row['tail']):>8} / {int(row['requests']):<4} {row['cost']:>6.2f}"
         )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def command(
+    argv: Sequence[str] | None,
+    description: str | None,
+    what: str,
+    measure: Callable[[int, str], dict[str, dict[str, float]]],
+    tail: str = "last-msg writes",
+) -> int:
+    """The command line every cache benchmark shares: ``--turns`` and ``--head-kb``, a line
+    saying what runs (``what``: the path and models), and the table."""
+    parser = argparse.ArgumentParser(description=(description or "").splitlines()[0])
     parser.add_argument("--turns", type=int, default=50, help="turns to simulate (default 50)")
     parser.add_argument("--head-kb", type=float, default=8.4, help="head size in KB (default 8.4)")
     args = parser.parse_args(argv)
     head = head_text(int(args.head_kb * 1024))
-    print(
-        f"{args.turns} turns, 2 requests each; head {len(head.encode()):,} B; "
-        f"models {OPENAI_MODEL}, {ANTHROPIC_MODEL}, {GEMINI_MODEL}\n"
-    )
-    report(measure(args.turns, head))
+    print(f"{args.turns} turns, 2 requests each; head {len(head.encode()):,} B; {what}\n")
+    report(measure(args.turns, head), tail)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    models = f"models {OPENAI_MODEL}, {ANTHROPIC_MODEL}, {GEMINI_MODEL}"
+    return command(argv, __doc__, f"Loop and the adapters; {models}", measure)
 
 
 def test_provider_cache_runs(capsys: Any) -> None:

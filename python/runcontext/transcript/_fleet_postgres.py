@@ -28,7 +28,7 @@ from runcontext.transcript.postgres import (
     _redact,
     _refuse_newer_schema,
     _schema_version,
-    parse_dsn,
+    dsn_keys,
 )
 
 __all__ = ["address", "connected", "find_runs", "list_sessions", "target_keys"]
@@ -42,18 +42,7 @@ def target_keys(
 ) -> tuple[str, str | None, str | None]:
     """The conninfo of ``target`` and the session id and tenant to narrow to: the URI's
     ``?session=`` and ``?tenant=`` or the arguments (both, differently, is an error)."""
-    conninfo, dsn_session, dsn_tenant = parse_dsn(target)
-    for what, given, in_dsn in (
-        ("session_id", session_id, dsn_session),
-        ("tenant", tenant, dsn_tenant),
-    ):
-        if given is not None and in_dsn is not None and given != in_dsn:
-            raise ValueError(
-                f"{what}={given!r} differs from the DSN's {what.removesuffix('_id')}="
-                f"{in_dsn!r}; give it once"
-            )
-    session_id = session_id if session_id is not None else dsn_session
-    tenant = tenant if tenant is not None else dsn_tenant
+    conninfo, session_id, tenant = dsn_keys(target, session_id, tenant)
     if session_id is not None:
         _check_key(session_id, "session id")
     if tenant is not None:

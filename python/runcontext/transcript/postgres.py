@@ -47,6 +47,7 @@ __all__ = [
     "DEFAULT_TENANT",
     "SCHEMA_VERSION",
     "PostgresStore",
+    "dsn_keys",
     "init_schema",
     "is_postgres_dsn",
     "parse_dsn",
@@ -437,6 +438,29 @@ def parse_dsn(dsn: str) -> tuple[str, str | None, str | None]:
     return conninfo, found.get("session"), found.get("tenant")
 
 
+def dsn_keys(
+    dsn: str, session_id: str | None, tenant: str | None
+) -> tuple[str, str | None, str | None]:
+    """The conninfo of ``dsn`` and the session id and tenant it names: the arguments, or else
+    the URI's ``?session=`` and ``?tenant=``; a key given both ways with different values is an
+    error, not a precedence rule (docs/TRANSCRIPT.md, *Addressing a session*)."""
+    conninfo, dsn_session, dsn_tenant = parse_dsn(dsn)
+    for what, given, in_dsn in (
+        ("session_id", session_id, dsn_session),
+        ("tenant", tenant, dsn_tenant),
+    ):
+        if given is not None and in_dsn is not None and given != in_dsn:
+            raise ValueError(
+                f"{what}={given!r} differs from the DSN's {what.removesuffix('_id')}="
+                f"{in_dsn!r}; give it once"
+            )
+    return (
+        conninfo,
+        session_id if session_id is not None else dsn_session,
+        tenant if tenant is not None else dsn_tenant,
+    )
+
+
 def _redact(dsn: str) -> str:
     """The DSN with any password removed, for messages."""
     if not is_postgres_dsn(dsn):
@@ -571,25 +595,13 @@ class PostgresStore:
             dsn = pool.conninfo if isinstance(pool.conninfo, str) else pool.conninfo()
         if not isinstance(dsn, str):
             raise TypeError(f"dsn must be a str, not {type(dsn).__name__}")
-        conninfo, dsn_session, dsn_tenant = parse_dsn(dsn)
-        for what, given, in_dsn in (
-            ("session_id", session_id, dsn_session),
-            ("tenant", tenant, dsn_tenant),
-        ):
-            if given is not None and in_dsn is not None and given != in_dsn:
-                raise ValueError(
-                    f"{what}={given!r} differs from the DSN's {what.removesuffix('_id')}="
-                    f"{in_dsn!r}; give it once"
-                )
-        session_id = session_id if session_id is not None else dsn_session
+        conninfo, session_id, tenant = dsn_keys(dsn, session_id, tenant)
         if session_id is None:
             raise ValueError(
                 f"{_redact(dsn)}: no session id; pass session_id= or add ?session=ID to the DSN"
             )
         self.session_id = _check_key(session_id, "session id")
-        self.tenant = _check_key(
-            tenant if tenant is not None else (dsn_tenant or DEFAULT_TENANT), "tenant"
-        )
+        self.tenant = _check_key(tenant if tenant is not None else DEFAULT_TENANT, "tenant")
         if isinstance(max_line_bytes, bool) or not isinstance(max_line_bytes, int):
             raise TypeError(f"max_line_bytes must be an int, not {type(max_line_bytes).__name__}")
         if max_line_bytes < 1:

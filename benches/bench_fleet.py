@@ -14,8 +14,10 @@ process through one connection pool versus a connection each.
    shifted by an hour per session, so time ranges select some sessions and not others (the
    lines keep the template's times: the columns are what the questions read).
 2. Times each question (median of 7, after one warm-up) through the Python API, and once
-   through the command line (a new process each: the interpreter's start-up included), and
-   prints the plan (``EXPLAIN ANALYZE``) of each query, so the indexes used are shown.
+   through the command line (median of 3 new processes: the interpreter's start-up included,
+   beside two floors: ``runcontext --version``, and the same with the modules a question
+   imports, psycopg among them), and prints the plan (``EXPLAIN ANALYZE``) of each query, so
+   the indexes used are shown.
 3. Records runs into 64 sessions from 8 threads in one process, first with a store (so a
    connection) per session, then with every store borrowing from one
    ``psycopg_pool.ConnectionPool`` of at most 8: runs/s and the connections the database saw.
@@ -60,6 +62,10 @@ POOL_SESSIONS = 64
 POOL_THREADS = 8
 POOL_RUNS = 10  # per session
 CLI = "import sys; from runcontext.cli import main; sys.exit(main())"
+# What `sessions` and `find` import before they send their query.
+CLI_IMPORTS = (
+    "import runcontext.cli.sessions, runcontext.cli.find, runcontext.transcript._fleet_postgres"
+)
 
 
 def agents(version: int) -> tuple[str, str]:
@@ -194,20 +200,30 @@ def questions(dsn: str, sessions: int) -> None:
             ["find", dsn, "--section", "AGENTS.md", "--fact", "branch=hotfix", "--tenant", "t3"],
         ),
     ]  # fmt: skip
+
+    def process(*args: str, repeat: int = 3) -> float:
+        """The median wall time of a new ``python`` process running ``args``."""
+        samples = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, *args], check=False, stdout=subprocess.DEVNULL)
+            samples.append(time.perf_counter() - start)
+        return statistics.median(samples)
+
+    floor = process("-c", CLI, "--version", repeat=5)
+    imports = process("-c", f"{CLI_IMPORTS}; {CLI}", "--version", repeat=5)
     print(
-        "\nquestion                                               API (median)  CLI (one process)"
+        f"\nCLI start-up (median of 5 processes): `runcontext --version` {floor * 1e3:.0f} ms;"
+        f" with the modules `sessions` and `find` import {imports * 1e3:.0f} ms"
+    )
+    print(
+        "\nquestion                                               API (median)  CLI (median of 3)"
     )
     plans = []
     for title, ask, argv in asked:
         found = len(ask())
         api = median(ask)
-        start = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-c", CLI, *argv, "--limit", "100"],
-            check=False,
-            stdout=subprocess.DEVNULL,
-        )
-        cli = time.perf_counter() - start
+        cli = process("-c", CLI, *argv, "--limit", "100")
         print(f"{title:<55}{api * 1e3:8.1f} ms {cli * 1e3:10.0f} ms   ({found} found)")
         plans.append((title, explain(dsn, *asked_query(ask))))
     for title, plan in plans:

@@ -14,7 +14,8 @@ are printed with each one's share of the engine's minimal append:
 - runcontext ``Session.record_run`` and ``Loop.run`` (a backend that answers at once) on the
   PostgreSQL store; with ``--before DIR`` (a directory holding an earlier ``runcontext``
   package, e.g. ``git archive OLD python/runcontext | tar -x -C DIR`` plus a built ``_core``),
-  the earlier code too, interleaved with the current;
+  the earlier code too, interleaved with the current, in a database of its own whose schema
+  the earlier code creates (a store refuses a schema newer than its code's);
 - LangGraph's ``PostgresSaver`` (a one-node graph over ``MessagesState``, the AGENTS.md text in
   a state channel);
 - the OpenAI Agents SDK's ``SQLAlchemySession`` (``add_items`` of the turn's items, through
@@ -483,6 +484,11 @@ def setup(dsn: str) -> None:
         pass
 
 
+INIT_SCHEMA = (
+    "import sys; from runcontext.transcript.postgres import init_schema; init_schema(sys.argv[1])"
+)
+
+
 def available(name: str) -> bool:
     module = {"langgraph": "langgraph.checkpoint.postgres", "agents-sdk": "sqlalchemy"}.get(name)
     if module is None:
@@ -525,8 +531,21 @@ def main() -> None:
     if settings["fsync"] != "on" or settings["synchronous_commit"] != "on":
         print("  not durable: these are not the figures of a production server")
     dsn = dsn_with_db(base, database)
+    before_dsn = dsn_with_db(base, f"{database}_before")
     try:
         setup(dsn)
+        if args.before:
+            with psycopg.connect(base, autocommit=True) as admin:
+                admin.execute(f"CREATE DATABASE {database}_before")
+            subprocess.run(
+                [sys.executable, "-c", INIT_SCHEMA, before_dsn],
+                env={**os.environ, "PYTHONPATH": args.before},
+                check=True,
+            )
+
+        def dsn_for(path: str | None) -> str:
+            return dsn if path is None else before_dsn
+
         variants: list[tuple[str, str, str | None]] = []  # label, system, PYTHONPATH
         for name in SYSTEMS:
             if (args.only and name not in args.only) or not available(name):
@@ -541,7 +560,9 @@ def main() -> None:
                     if name == "pgbench":
                         result = pgbench(dsn, processes, args.seconds, postmaster)
                     else:
-                        result = run_workers(name, dsn, processes, args.seconds, path, postmaster)
+                        result = run_workers(
+                            name, dsn_for(path), processes, args.seconds, path, postmaster
+                        )
                     samples.setdefault((label, processes), []).append(result)
                     print(
                         f"  round {round_number + 1}, {processes}×: {label:<22}"
@@ -549,7 +570,7 @@ def main() -> None:
                         flush=True,
                     )
         profiles = {
-            label: profile_one(name, dsn, path)
+            label: profile_one(name, dsn_for(path), path)
             for label, name, path in variants
             if name != "pgbench"
         }
@@ -557,6 +578,7 @@ def main() -> None:
     finally:
         with psycopg.connect(base, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE {database} WITH (FORCE)")
+            admin.execute(f"DROP DATABASE IF EXISTS {database}_before WITH (FORCE)")
 
 
 def print_results(

@@ -55,3 +55,17 @@ def test_session_caps_count_a_resumed_transcripts_runs(tmp_path: Path) -> None:
         with pytest.raises(BudgetExceededError, match="session") as info:
             resumed.check(count, QUESTION)
         assert info.value.reason == "session-input"
+
+
+def test_a_session_given_later_counts_what_it_records(tmp_path: Path) -> None:
+    budget = Budget(context_window=100_000, max_session_input=1_000)
+    with Session.create(tmp_path / "t.jsonl", QUESTION) as session:
+        tokens = {"head": 1, "conversation": 1, "tail": 1, "tools": 0, "quality": "exact"}
+        tokens["billed"] = {"input": 950, "cache_read": 0, "cache_write": 0}  # type: ignore[assignment]
+        session.record_run(
+            QUESTION, CONTEXT, {"role": "assistant", "content": "yes"}, tokens=tokens
+        )
+        meter = Meter(len, budget)  # an integration opens its transcript on the first request
+        assert meter.spent().input == 0
+        meter.session = session
+        assert meter.spent().input == 950

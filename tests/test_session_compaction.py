@@ -204,3 +204,32 @@ def test_a_compaction_of_message_0_by_another_writer_is_seen_under_the_lock(
         with pytest.raises(SeedMismatchError, match=r"since a compaction replaced the seed"):
             stale.record_run([SYSTEM, USER, CALL, RESULT, DONE, NEXT], None, DONE)
         assert stale.runs()[-1].number == 2
+
+
+def test_an_edit_and_its_run_are_written_together_or_not_at_all(tmp_path: Path) -> None:
+    stub = {"role": "tool", "tool_call_id": "c1", "content": "[cleared]"}
+    with _session(tmp_path) as session:
+        before = session.chain
+        # The run is refused (a reply that is no message): its edit is not written either.
+        with pytest.raises(TypeError, match="reply"):
+            session.record_run(
+                [SYSTEM, USER, CALL, stub, DONE, NEXT], reply={"content": "x"}, edits="record"
+            )
+        assert session.chain == before and session.edits() == []
+        # A dry run says what the run will record, and writes nothing.
+        planned = session.check_run([SYSTEM, USER, CALL, stub, DONE, NEXT], edits="record")
+        assert isinstance(planned, Elision) and planned.indices == (3,)
+        assert session.chain == before
+        run = session.record_run([SYSTEM, USER, CALL, stub, DONE, NEXT], edits="record")
+        assert [type(edit) for edit in session.edits()] == [Elision]
+        assert session.messages_at(run.number) == [SYSTEM, USER, CALL, stub, DONE, NEXT]
+
+
+def test_an_edit_is_worked_out_on_what_another_writer_stored(tmp_path: Path) -> None:
+    stub = {"role": "tool", "tool_call_id": "c1", "content": "[cleared]"}
+    with _session(tmp_path) as session, Session.open(tmp_path / "t.jsonl") as other:
+        other.record_run([SYSTEM, USER, CALL, RESULT, DONE, NEXT], None, DONE)  # unseen here
+        conversation = [SYSTEM, USER, CALL, stub, DONE, NEXT, DONE]
+        edit = session.reconcile(conversation)  # against the 7 stored, not the 5 last read
+        assert isinstance(edit, Elision) and edit.indices == (3,)
+        assert session.messages() == conversation

@@ -17,7 +17,7 @@ import inspect
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from runcontext._checks import check_context, check_messages
 from runcontext._core import RunContext
@@ -29,7 +29,14 @@ from runcontext.budget.limits import Budget, BudgetExceededError, Spent
 from runcontext.budget.meter import Meter
 from runcontext.budget.request_count import RequestCount
 from runcontext.budget.usage import UnreadableUsageWarning, Usage, read_usage
-from runcontext.transcript import AsyncSession, Compaction, Run, RunNotRecordedError, Session
+from runcontext.transcript import (
+    AsyncSession,
+    Compaction,
+    Elision,
+    Run,
+    RunNotRecordedError,
+    Session,
+)
 
 __all__ = ["MAX_COMPACTIONS", "Adapter", "Backend", "Counter", "Loop", "RunOutcome"]
 
@@ -91,6 +98,9 @@ class _Prepared:
     request: Any
     count: RequestCount | None
     uncached: str | None = None
+    # With a session: the (tokens before, tokens after, quality) of the compaction the run
+    # records in the same append, when on_over_budget shrank the conversation; else None.
+    edit_counts: tuple[int, int, Literal["exact", "calibrated", "estimated"]] | None = None
 
     @property
     def tokens(self) -> int | None:
@@ -194,7 +204,12 @@ class Loop:
         try:
             tokens = self._tokens(prepared, answered)
             run = self.session.record_run(
-                prepared.messages, prepared.context, answered.reply, tokens=tokens
+                prepared.messages,
+                prepared.context,
+                answered.reply,
+                tokens=tokens,
+                edits="refuse" if prepared.edit_counts is None else "record",
+                edit_counts=prepared.edit_counts,
             )
         except Exception as error:
             raise _not_recorded(self.session, _outcome(prepared, answered, None), error) from error
@@ -226,6 +241,8 @@ class Loop:
                 prepared.context,
                 answered.reply,
                 tokens=tokens,
+                edits="refuse" if prepared.edit_counts is None else "record",
+                edit_counts=prepared.edit_counts,
             )
         except Exception as error:
             raise _not_recorded(self.session, _outcome(prepared, answered, None), error) from error
@@ -267,6 +284,7 @@ class Loop:
         check_messages(messages, items=True, start=max(recorded - 1, 0))
         context = check_context(context) or RunContext()
         count = self._checked_count(messages, context)
+        first: RequestCount | None = None  # the count before on_over_budget shrank it
         if count is not None and self.budget is not None:
             for _ in range(MAX_COMPACTIONS):
                 try:
@@ -290,13 +308,23 @@ class Loop:
                             f"tokens, not fewer than the {count.total:,} it was given"
                         )
                         raise refusal from error
-                    if self.session is not None:
-                        self._record_compaction(smaller, count, recount)
+                    first = first or count
                     messages, count = smaller, recount
             else:
                 self._meter.check(count, messages)  # the last compaction's count: no more tries
+        edit_counts = None
+        if first is not None and count is not None:
+            edit_counts = (first.conversation, count.conversation, count.quality)
         if self.session is not None:
-            check_run(self.session, messages)
+            # A shrunk conversation is checked as the run will record it: with the compaction
+            # that the same append writes first, so neither is written without the other.
+            edit = check_run(
+                self.session, messages, edits="refuse" if edit_counts is None else "record"
+            )
+            if edit is not None and isinstance(self.counter, RequestCounter):
+                self.counter.compacted(
+                    edit.start if isinstance(edit, Compaction) else min(edit.indices)
+                )
         self._meter.check(None, messages)  # starts the session's clock on the first run
         return _Prepared(
             messages=messages,
@@ -309,6 +337,7 @@ class Loop:
             ),
             count=count,
             uncached=self._uncached(count),
+            edit_counts=edit_counts,
         )
 
     def _uncached(self, count: RequestCount | None) -> str | None:
@@ -320,24 +349,6 @@ class Loop:
         if provider is None:
             return None
         return uncached_reason(provider, self.model, count.head + count.conversation + count.tools)
-
-    def _record_compaction(
-        self, smaller: Sequence[Mapping[str, Any]], before: RequestCount, after: RequestCount
-    ) -> None:
-        """Record, before anything is sent, the compaction or elision that turns the recorded
-        conversation into the one ``on_over_budget`` returned (``Session.reconcile``), with the
-        conversation's counts before and after, so the transcript continues; and forget the
-        calibrated prefixes it replaced."""
-        assert self.session is not None
-        edit = self.session.reconcile(
-            smaller,
-            tokens_before=before.conversation,
-            tokens_after=after.conversation,
-            quality=after.quality,
-        )
-        if edit is not None and isinstance(self.counter, RequestCounter):
-            start = edit.start if isinstance(edit, Compaction) else min(edit.indices)
-            self.counter.compacted(start)
 
     def _checked_count(
         self, messages: Sequence[Mapping[str, Any]], context: RunContext
@@ -403,7 +414,11 @@ def _outcome(prepared: _Prepared, answered: _Answered, run: Run | None) -> RunOu
     )
 
 
-def check_run(session: Session, messages: Sequence[Mapping[str, Any]]) -> None:
+def check_run(
+    session: Session,
+    messages: Sequence[Mapping[str, Any]],
+    edits: Literal["refuse", "record"] = "refuse",
+) -> Compaction | Elision | None:
     """Raise, without writing, what :meth:`Session.record_run` would raise for ``messages``
     before any reply is known: the checks made before a model is called, by :class:`Loop` and
     by every integration (docs/INTEGRATIONS.md, *Nothing paid is lost*).
@@ -414,8 +429,8 @@ def check_run(session: Session, messages: Sequence[Mapping[str, Any]]) -> None:
     checks cost no round trip.
     """
     # closed, read-only, a torn last line; the seed, the length, the last recorded message;
-    # every new message has a record form
-    session.check_run(messages)
+    # every new message has a record form; with edits="record", as after the edit it plans
+    return session.check_run(messages, edits=edits)
 
 
 def run_not_recorded(

@@ -32,7 +32,8 @@ from runcontext.integrations.pydantic_ai import RunContextCapability  # noqa: E4
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benches"))
 
-from bench_cache_pydantic_ai import head_text, run, series  # noqa: E402
+from bench_cache_pydantic_ai import run, series  # noqa: E402
+from bench_provider_cache import head_text  # noqa: E402
 
 INSTRUCTIONS = "Answer in one short sentence."
 BREAKPOINT = {"mode": "explicit"}

@@ -34,7 +34,8 @@ from runcontext.integrations.pydantic_ai import RunContextCapability  # noqa: E4
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benches"))
 
-from bench_cache_pydantic_ai import GEMINI_MODEL, Facts, head_text, run, series  # noqa: E402
+from bench_cache_pydantic_ai import GEMINI_MODEL, Facts, run, series  # noqa: E402
+from bench_provider_cache import head_text  # noqa: E402
 
 # gemini-2.5-flash is the model of the Gemini benchmarks (its 2,048-token cache minimum is
 # below their head); Pydantic AI notes that Google retired the name.

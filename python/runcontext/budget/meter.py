@@ -68,9 +68,22 @@ class Meter:
         self.budget: Budget | None = budget
         self.model = model
         self.tools = tools
-        self.session = session
+        self._session = session
         self._spent: Spent | None = None  # what the session used; read from it on first need
         self._started: float | None = None  # time.monotonic() of the first request checked
+
+    @property
+    def session(self) -> Session | None:
+        """The transcript whose recorded runs the session caps count from."""
+        return self._session
+
+    @session.setter
+    def session(self, session: Session | None) -> None:
+        # An integration opens its transcript on the first request: what it recorded before
+        # (a resumed session) counts from then on, so the spend is read again.
+        if session is not self._session:
+            self._session = session
+            self._spent = None
 
     def count(
         self, messages: Sequence[Mapping[str, Any]], context: RunContext | None
@@ -98,7 +111,7 @@ class Meter:
         """What the session has used so far: billed input (or the count, for runs billed
         nothing), its cost at the budget's price, and seconds since the first request."""
         if self._spent is None:
-            self._spent = recorded_spent(self.session, self.budget)
+            self._spent = recorded_spent(self._session, self.budget)
         seconds = 0.0 if self._started is None else time.monotonic() - self._started
         return Spent(input=self._spent.input, cost=self._spent.cost, seconds=seconds)
 

@@ -169,10 +169,10 @@ class RunContextMiddleware(AgentMiddleware):
         self._check_order(request, handler)
         context = self._turns.get(_turn_key(request))
         messages = _transcript_messages(_conversation(request))
+        session = self._open(messages)  # first: the budget counts what it already records
         meter = self._meter_for(request)
         count = meter.count(messages, context)
         meter.check(count, messages)  # before the call: nothing is sent over budget
-        session = self._open(messages)
         if session is not None:
             self._check_editors(handler)
             # Before the model is called: the edit the framework made is recorded (or refused)
@@ -192,10 +192,10 @@ class RunContextMiddleware(AgentMiddleware):
         self._check_order(request, handler)
         context = await self._turns.aget(_turn_key(request))
         messages = _transcript_messages(_conversation(request))
+        session = await asyncio.to_thread(self._open, messages)  # first, as in wrap_model_call
         meter = self._meter_for(request)
         count = meter.count(messages, context)
         meter.check(count, messages)
-        session = await asyncio.to_thread(self._open, messages)
         if session is not None:
             self._check_editors(handler)
             await asyncio.to_thread(_record_edit, session, meter, request, messages, context, count)

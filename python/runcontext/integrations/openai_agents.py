@@ -196,10 +196,10 @@ class RunContextFilter:
         conversation: list[Mapping[str, Any]] = [*prefix, *map(_as_sent, items)]
         self._meter.tools = _declarations(data.agent)
         count = self._meter.count(conversation, context)
-        self._meter.check(count, conversation)  # before anything is written or sent
         if self._transcript is not None:
             await asyncio.to_thread(self._record, conversation, context, count)
         else:
+            self._meter.check(count, conversation)  # before anything is sent
             self._meter.settle(count, None)
         if self._agents_session is not None:
             self._agents_session._context = context
@@ -216,14 +216,18 @@ class RunContextFilter:
         # integration, then the conversation, the envelope and the count are written.
         assert self._transcript is not None
         session = self._transcript.open(conversation)
+        # The budget counts what the transcript already records (a resumed session), before
+        # anything is written or sent.
+        self._meter.session = session
+        self._meter.check(count, conversation)
         # The whole conversation is compared with the recorded one: an edit anywhere in it is
-        # recorded (a compaction or an elision) or refused, before the model is called.
+        # recorded (a compaction or an elision, in the same append as the run) or refused,
+        # before the model is called.
         session.check_appendable()
         session.check_seed(conversation)
-        session.reconcile(conversation)
-        check_run(session, conversation)
+        check_run(session, conversation, edits="record")
         tokens = self._meter.settle(count, None)
-        session.record_run(conversation, context, tokens=tokens)
+        session.record_run(conversation, context, tokens=tokens, edits="record")
 
 
 class RunContextSession:

@@ -205,11 +205,12 @@ class RunContextCapability(AbstractCapability[Any]):
         session = self._session
         if self._target is not None or session is not None:
             session = await asyncio.to_thread(self._open, messages)
-            await asyncio.to_thread(self._reconcile, session, messages, instructions, step.given)
         meter = self._metered(request_context, session)
         meter.tools = _tool_declarations(parameters)
         count = meter.count(messages, context)
-        meter.check(count, messages)
+        meter.check(count, messages)  # before the edit is recorded: over budget writes nothing
+        if session is not None:
+            await asyncio.to_thread(self._reconcile, session, messages, instructions, step.given)
 
         if _is_gemini(request_context.model):
             tailed = _with_gemini_tail(conversation, context.tail_text)

@@ -552,10 +552,21 @@ class Session:
                     self._state, message_body(messages[index], argument), argument, index
                 )
 
-    def check_run(self, messages: Sequence[Mapping[str, Any]]) -> None:
+    def check_run(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        edits: Literal["refuse", "record"] = "refuse",
+    ) -> Compaction | Elision | None:
         """Raise what :meth:`check_appendable`, :meth:`check_conversation` and
         :meth:`check_recordable` would, in that order, reading the store at most once:
         :class:`runcontext.Loop` calls it before the backend.
+
+        With ``edits="record"`` the checks are those of ``record_run(messages,
+        edits="record")``: the compaction or elision :meth:`reconcile` would record is worked
+        out (and refused as it would be) and the run checked as if it were recorded; nothing
+        is written, and the edit is returned (``None`` when there is none) so the caller knows
+        what the run will record.
 
         Only a store whose last line can tear (a file) is read, since a torn tail shows only
         to a read, which is local; any other store (PostgreSQL) is not asked anything, and the
@@ -569,9 +580,25 @@ class Session:
             self._check_not_torn()
             if self._checks is not None:
                 self._checks.check_appendable()
-            self.check_seed(messages)
-            self._check_continues(messages)
-            self.check_recordable(messages)
+            if edits == "refuse":
+                self.check_seed(messages)
+                self._check_continues(messages)
+                self.check_recordable(messages)
+                return None
+            if edits != "record":
+                raise ValueError(f"edits: expected 'refuse' or 'record', got {edits!r}")
+            check_messages(messages, items=True)
+            given = [message_body(m, f"messages[{i}]") for i, m in enumerate(messages)]
+            planned: list[Compaction | Elision] = []
+            self._state.begin()  # the edit is worked out on the state, then taken back
+            try:
+                self._edit_lines(messages, given, None, timestamp(self._clock), planned)
+                self.check_seed(messages)
+                self._check_continues(messages)
+                self.check_recordable(messages)
+            finally:
+                self._state.rollback()
+            return planned[-1] if planned else None
 
     def _check_continues(self, messages: Sequence[Mapping[str, Any]]) -> None:
         recorded = self._state.message_count
@@ -746,53 +773,68 @@ class Session:
         """
         check_messages(messages, items=True)
         given = [message_body(message, f"messages[{i}]") for i, message in enumerate(messages)]
-        with self._thread_lock:
-            self._refresh(warn=True)
-            state = self._state
-            count = state.message_count
-            recorded = [state.message(i) for i in range(count)]
-            if count == 0 or given[:count] == recorded:
-                return None
-            if len(given) >= count and given[count - 1] == recorded[count - 1]:
-                changed = {i: messages[i] for i in range(count) if given[i] != recorded[i]}
-                return self.elide(changed)
-            prefix = 0
-            while prefix < min(count, len(given)) and given[prefix] == recorded[prefix]:
-                prefix += 1
-            last = recorded[-1]
-            found = [j for j in range(prefix, len(given)) if given[j] == last]
-            if len(found) != 1:
-                raise self._unreconciled(
-                    "the last recorded message (message "
-                    f"{count - 1}) is {'not in it' if not found else 'in it more than once'}"
-                    f" after the {prefix} messages both share, so where the new messages start "
-                    "cannot be told",
-                    count - 1,
-                )
-            kept_end = found[0] + 1  # given[:kept_end] is the edited recorded conversation
-            suffix = 0
-            while (
-                suffix < min(count, kept_end) - prefix
-                and given[kept_end - 1 - suffix] == recorded[count - 1 - suffix]
-            ):
-                suffix += 1
-            start, end = prefix, count - suffix
-            if end <= start:
-                raise self._unreconciled(
-                    f"messages were inserted at position {prefix} without any recorded one "
-                    "being replaced, which no compaction records",
-                    prefix,
-                )
-            replacement = [messages[i] for i in range(prefix, kept_end - suffix)]
-            return self.compact(
-                start,
-                end,
-                replacement,
-                mode="summary" if replacement else "trim",
-                tokens_before=tokens_before,
-                tokens_after=tokens_after,
-                quality=quality,
+        tokens = _compaction_tokens(tokens_before, tokens_after, quality)
+        when = timestamp(self._clock)
+        recorded: list[Compaction | Elision] = []
+        # Worked out inside the append, on the records as stored then: another writer's
+        # compaction or append since this session last read would move every position.
+        self._append(lambda: self._edit_lines(messages, given, tokens, when, recorded))
+        return recorded[-1] if recorded else None
+
+    def _edit_lines(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        given: list[bytes],
+        tokens: tuple[int, int, str] | None,
+        when: str,
+        recorded: list[Compaction | Elision],
+    ) -> list[bytes]:
+        """The line of the compaction or elision that turns the current conversation into the
+        recorded part of ``messages`` (``given``: their bodies), written into the state, which
+        the caller's append commits or rolls back; no line when ``messages`` continues it. The
+        rule is :meth:`reconcile`'s."""
+        state = self._state
+        count = state.message_count
+        current = [state.message(i) for i in range(count)]
+        if count == 0 or given[:count] == current:
+            return []
+        if len(given) >= count and given[count - 1] == current[count - 1]:
+            changed = [(i, given[i]) for i in range(count) if given[i] != current[i]]
+            line, elision = state.write_elision(changed, when)
+            recorded.append(elision)
+            return [line]
+        prefix = 0
+        while prefix < min(count, len(given)) and given[prefix] == current[prefix]:
+            prefix += 1
+        last = current[-1]
+        found = [j for j in range(prefix, len(given)) if given[j] == last]
+        if len(found) != 1:
+            raise self._unreconciled(
+                "the last recorded message (message "
+                f"{count - 1}) is {'not in it' if not found else 'in it more than once'}"
+                f" after the {prefix} messages both share, so where the new messages start "
+                "cannot be told",
+                count - 1,
             )
+        kept_end = found[0] + 1  # given[:kept_end] is the edited recorded conversation
+        suffix = 0
+        while (
+            suffix < min(count, kept_end) - prefix
+            and given[kept_end - 1 - suffix] == current[count - 1 - suffix]
+        ):
+            suffix += 1
+        start, end = prefix, count - suffix
+        if end <= start:
+            raise self._unreconciled(
+                f"messages were inserted at position {prefix} without any recorded one "
+                "being replaced, which no compaction records",
+                prefix,
+            )
+        bodies = given[prefix : kept_end - suffix]
+        mode = "summary" if bodies else "trim"
+        line, compaction = state.write_compaction(start, end, bodies, mode, when, tokens)
+        recorded.append(compaction)
+        return [line]
 
     def _unreconciled(self, why: str, index: int) -> ConversationMismatchError:
         return ConversationMismatchError(
@@ -812,6 +854,7 @@ class Session:
         *,
         tokens: Mapping[str, Any] | None = None,
         edits: Literal["refuse", "record"] = "refuse",
+        edit_counts: tuple[int, int, Literal["exact", "calibrated", "estimated"]] | None = None,
     ) -> Run:
         """Record one run, under one lock: the conversation as sent, its context, the reply.
 
@@ -825,15 +868,22 @@ class Session:
         is written.
 
         ``edits="record"`` first records the compaction or elision that turns the recorded
-        conversation into ``messages`` (:meth:`reconcile`), for a framework that shrinks the
-        conversation without saying so; by default (``"refuse"``) such a conversation is
-        refused as not continuing the transcript.
+        conversation into ``messages`` (:meth:`reconcile`), in the same append as the run, so
+        both are written or neither, for a framework that shrinks the conversation without
+        saying so; ``edit_counts`` is that compaction's ``(tokens_before, tokens_after,
+        quality)``. By default (``"refuse"``) such a conversation is refused as not continuing
+        the transcript.
         """
         if edits not in ("refuse", "record"):
             raise ValueError(f"edits: expected 'refuse' or 'record', got {edits!r}")
+        given: list[bytes] = []
+        edit_tokens: tuple[int, int, str] | None = None
         if edits == "record":
-            self.reconcile(messages)
-        self.check_seed(messages)
+            check_messages(messages, items=True)
+            given = [message_body(m, f"messages[{i}]") for i, m in enumerate(messages)]
+            edit_tokens = _compaction_tokens(*(edit_counts or (None, None, None)))
+        else:
+            self.check_seed(messages)
         tokens_body = None if tokens is None else _tokens_body(tokens)
         context = check_context(context) or RunContext()
         reply_body = None if reply is None else message_body(_check_reply(reply), "reply")
@@ -842,14 +892,17 @@ class Session:
         recorded_run: list[Run] = []
 
         def build() -> list[bytes]:
-            # Another writer may have compacted message 0 since the check above: again, under
-            # the lock, against what was just read.
+            # The edit first, on the records as stored now, in the same append as the run: both
+            # are written, or neither.
+            lines = self._edit_lines(messages, given, edit_tokens, when, []) if given else []
+            # Another writer (or the edit) may have changed message 0 since the check above:
+            # again, under the lock, against what was just read.
             state = self._state
             if state.message_count and state.message(0) != message_body(messages[0], "messages[0]"):
                 self.check_seed(messages)
             self._check_continues(messages)
             recorded = self._state.message_count
-            lines = [
+            lines += [
                 _write_message(
                     self._state,
                     message_body(messages[index], f"messages[{index}]"),
@@ -918,6 +971,9 @@ class Session:
                     self._state.begin()
                     began = True
                     lines = build()  # all encoded before the first write
+                    if not lines:  # nothing to record after all (reconcile: no edit)
+                        self._state.rollback()
+                        return
                     cursor = self._store.append(lines)
             except BaseException:
                 if began:
@@ -941,6 +997,9 @@ class Session:
         except Exception:
             self._state.rollback()
             return False
+        if not lines:
+            self._state.rollback()
+            return True  # nothing to record
         try:
             cursor = store.append_if_current(self._cursor, lines)
         except BaseException:

@@ -89,7 +89,7 @@ class ToolLoopSimulator(SimulatorServer):
         if calls % 2 == 0:
             return status, answer
         call_id = f"call_{calls}"
-        if path == "/v1/chat/completions":
+        if path.endswith("/v1/chat/completions"):  # straight, or through the gateway route
             answer["choices"][0]["message"] = {
                 "role": "assistant",
                 "content": None,

@@ -35,7 +35,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -81,6 +81,7 @@ class Series:
     settings: dict[str, Any]
     runcontext: bool  # the capability, or the framework's dynamic instructions
     reading: str = "newest"
+    tail_role: Literal["system", "user"] | None = None  # the capability's
 
 
 class Facts:
@@ -101,6 +102,12 @@ def _chat(server: SimulatorServer) -> Any:
     return OpenAIChatModel(OPENAI_MODEL, provider=provider)
 
 
+def gateway_chat(server: SimulatorServer) -> Any:
+    """OpenAI Chat through the simulator's gateway route, which moves system messages first."""
+    provider = OpenAIProvider(base_url=server.url + "/gateway/v1", api_key="sk-sim")
+    return OpenAIChatModel(OPENAI_MODEL, provider=provider)
+
+
 def _responses(server: SimulatorServer) -> Any:
     provider = OpenAIProvider(base_url=server.url + "/v1", api_key="sk-sim")
     return OpenAIResponsesModel(OPENAI_MODEL, provider=provider)
@@ -117,7 +124,7 @@ def _gemini(server: SimulatorServer) -> Any:
 
 
 # OpenAI refuses tools over Chat Completions while a GPT-6 model reasons (docs/INTEGRATIONS.md).
-_CHAT_SETTINGS = {"thinking": False}
+CHAT_SETTINGS = {"thinking": False}
 # A small max_tokens: with a large one the SDK streams, and the simulators answer in one body.
 _ANTHROPIC = {"max_tokens": 1024}
 _ANTHROPIC_IDIOM = {**_ANTHROPIC, "anthropic_cache": True, "anthropic_cache_instructions": True}
@@ -127,8 +134,8 @@ def series() -> list[Series]:
     rows: list[Series] = []
     for reading in READINGS:
         rows += [
-            Series(f"Chat runcontext [{reading}]", _chat, _CHAT_SETTINGS, True, reading),
-            Series(f"Chat idiom [{reading}]", _chat, _CHAT_SETTINGS, False, reading),
+            Series(f"Chat runcontext [{reading}]", _chat, CHAT_SETTINGS, True, reading),
+            Series(f"Chat idiom [{reading}]", _chat, CHAT_SETTINGS, False, reading),
             Series(f"Responses runcontext [{reading}]", _responses, {}, True, reading),
             Series(f"Responses idiom [{reading}]", _responses, {}, False, reading),
         ]
@@ -154,7 +161,9 @@ def _agent(series: Series, server: SimulatorServer, head: str, workload: Facts) 
     if series.runcontext:
         builder = ContextBuilder([workload], head_sections=[("instructions", head)])
         agent: Agent[None, str] = Agent(
-            model, capabilities=[RunContextCapability(builder)], model_settings=series.settings
+            model,
+            capabilities=[RunContextCapability(builder, tail_role=series.tail_role)],
+            model_settings=series.settings,
         )
     else:
         agent = Agent(model, model_settings=series.settings)

@@ -263,6 +263,42 @@ def test_anthropic_simulator_reads_the_prefix() -> None:
         assert_cached(simulator)
 
 
+@pytest.mark.parametrize("reading", IMPLICIT_READINGS)
+def test_behind_a_hoisting_gateway_a_user_tail_keeps_the_cache(reading: str) -> None:
+    # The simulator's gateway route moves system messages to the front, as several
+    # OpenAI-compatible gateways do: the default SystemMessage tail then sits after the head and
+    # changes the prefix every turn; tail_role="user" keeps it last.
+    def through_gateway(tail_role: Any) -> tuple[int, int, list[Any]]:
+        with ToolLoopSimulator(openai=OpenAICache(implicit=reading)) as gateway:
+            middleware = RunContextMiddleware(head_builder(), tail_role=tail_role)
+            simulated_turns(openai_model(gateway.url + "/gateway"), [middleware], turns=4)
+            later = gateway.usages[2:]  # from turn 2 on
+            bodies = [exchange.json for exchange in gateway.exchanges]
+        return sum(u.read for u in later), sum(u.shared for u in later), bodies
+
+    read, readable, bodies = through_gateway("user")
+    assert len(bodies) == 8
+    for body in bodies:
+        tail = body["messages"][-1]
+        assert tail["role"] == "user" and "- clock: " in json.dumps(tail), tail
+    assert read >= 0.95 * readable
+    default_read, _, bodies = through_gateway(None)
+    assert all(body["messages"][-1]["role"] == "system" for body in bodies)
+    assert default_read < 0.6 * read
+
+
+def test_a_system_tail_is_refused_for_a_model_that_cannot_take_one(server: FakeServer) -> None:
+    with pytest.raises(ValueError, match="tail_role: expected 'system' or 'user', got 'tool'"):
+        RunContextMiddleware(head_builder(), tail_role="tool")  # type: ignore[arg-type]
+    agent = create_agent(
+        anthropic_model(server.url),
+        middleware=[RunContextMiddleware(head_builder(), tail_role="system")],
+    )
+    with pytest.raises(ValueError, match="only OpenAI models take a system message after"):
+        agent.invoke({"messages": [{"role": "user", "content": "Hello"}]})
+    assert server.bodies() == []  # refused before anything was sent
+
+
 def test_the_bill_is_in_the_transcript(tmp_path: Path) -> None:
     path = tmp_path / "agent.jsonl"
     with ToolLoopSimulator() as simulator:

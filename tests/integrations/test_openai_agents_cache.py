@@ -55,11 +55,14 @@ class Turns:
         return Contribution(facts=[("turn", str(self.turn)), ("clock", f"09:{self.turn:02d}")])
 
 
-def conversation(url: str, name: str, chat: bool, turns: int) -> list[dict[str, Any]]:
+def conversation(
+    url: str, name: str, chat: bool, turns: int, tail_role: str = "developer"
+) -> list[dict[str, Any]]:
     """``turns`` turns of a tool-using conversation, two requests each (the question; the tool
     result), sent through the SDK with the whole conversation as each run's input."""
     clock = Turns()
-    flt = RunContextFilter(ContextBuilder([clock], head_sections=[("instructions", HEAD)]))
+    builder = ContextBuilder([clock], head_sections=[("instructions", HEAD)])
+    flt = RunContextFilter(builder, tail_role=tail_role)
     config = RunConfig(call_model_input_filter=flt, model_settings=flt.model_settings(name))
     agent = Agent(name="coder", instructions="Answer briefly.", model=model(url, name, chat))
     history: list[dict[str, Any]] = []
@@ -169,6 +172,33 @@ def test_the_cache_reads_the_readable_prefix_and_writes_no_tail(
     readable = sum(usage.shared for usage in later)
     assert read / readable >= 0.95, (read, readable)
     assert all(usage.written_in_last_message == 0 for usage in usages)  # never at the tail
+
+
+@pytest.mark.parametrize("reading", IMPLICIT_READINGS)
+def test_behind_a_hoisting_gateway_a_user_tail_keeps_the_cache(reading: str) -> None:
+    # The simulator's gateway route moves system and developer messages to the front, as
+    # several OpenAI-compatible gateways do: a developer tail then sits after the head and
+    # changes the prefix every turn; a user tail stays last.
+    def through_gateway(tail_role: str) -> tuple[int, int, list[Any]]:
+        with SimulatorServer(openai=OpenAICache(implicit=reading)) as gateway:
+            conversation(gateway.url + "/gateway", "gpt-6-luna", True, 4, tail_role=tail_role)
+            later = gateway.usages[2:]  # from turn 2 on
+            bodies = [exchange.json for exchange in gateway.exchanges]
+        return sum(u.read for u in later), sum(u.shared for u in later), bodies
+
+    read, readable, bodies = through_gateway("user")
+    assert len(bodies) == 8
+    for turn, body in enumerate(bodies, start=2):
+        tail = body["messages"][-1]
+        assert tail["role"] == "user" and f"09:{turn // 2:02d}" in tail["content"], tail
+    assert read >= 0.95 * readable
+    developer_read, _, _ = through_gateway("developer")
+    assert developer_read < 0.6 * read
+
+
+def test_tail_role_is_checked_when_the_filter_is_built() -> None:
+    with pytest.raises(ValueError, match="tail_role: expected 'developer' or 'system' or 'user'"):
+        RunContextFilter(RunContext(), tail_role="assistant")
 
 
 def test_the_head_is_the_context_head(server: FakeServer) -> None:

@@ -32,7 +32,7 @@ from runcontext.integrations.pydantic_ai import RunContextCapability  # noqa: E4
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benches"))
 
-from bench_cache_pydantic_ai import run, series  # noqa: E402
+from bench_cache_pydantic_ai import CHAT_SETTINGS, Series, gateway_chat, run, series  # noqa: E402
 from bench_provider_cache import head_text  # noqa: E402
 
 INSTRUCTIONS = "Answer in one short sentence."
@@ -51,13 +51,17 @@ def anthropic(server: FakeServer) -> AnthropicModel:
 
 
 def tool_turn(
-    server: FakeServer, model: Any, instructions: str | None = INSTRUCTIONS, **settings: Any
+    server: FakeServer,
+    model: Any,
+    instructions: str | None = INSTRUCTIONS,
+    tail_role: Any = None,
+    **settings: Any,
 ) -> list[Any]:
     """One agent run that calls ``lookup`` and answers: two requests, as sent."""
     agent: Agent[None, str] = Agent(
         model,
         instructions=instructions,
-        capabilities=[RunContextCapability(builder(Clock()))],
+        capabilities=[RunContextCapability(builder(Clock()), tail_role=tail_role)],
         model_settings=settings or None,
     )
 
@@ -97,6 +101,22 @@ def test_openai_chat_breakpoint_on_the_last_conversation_block(server: FakeServe
         assert marked(messages) == [(len(messages) - 2, BREAKPOINT)]
         assert messages[-2]["role"] == role
     assert bodies[1]["messages"][-3]["role"] == "assistant"
+
+
+def test_a_user_tail_follows_the_breakpoint(server: FakeServer) -> None:
+    bodies = tool_turn(server, openai(server), tail_role="user", thinking=False)
+    assert len(bodies) == 2
+    for body, role in zip(bodies, ["user", "tool"], strict=True):
+        messages = body["messages"]
+        tail = messages[-1]
+        assert tail["role"] == "user" and "build: 1" in json.dumps(tail), tail
+        assert marked(messages) == [(len(messages) - 2, BREAKPOINT)]
+        assert messages[-2]["role"] == role
+
+
+def test_tail_role_is_checked() -> None:
+    with pytest.raises(ValueError, match="tail_role: expected 'system' or 'user', got 'tool'"):
+        RunContextCapability(builder(Clock()), tail_role="tool")  # type: ignore[arg-type]
 
 
 def test_openai_responses_breakpoint_on_the_last_conversation_item(server: FakeServer) -> None:
@@ -223,6 +243,22 @@ def test_reads_what_can_be_read_and_never_writes_the_tail(label: str) -> None:
         assert usage.shared > 0
         assert usage.read >= 0.95 * usage.shared, (label, usage)
         assert usage.written_in_last_message == 0, (label, usage)
+
+
+@pytest.mark.parametrize("reading", ["newest", "last_user_tool"])
+def test_behind_a_hoisting_gateway_a_user_tail_keeps_the_cache(reading: str) -> None:
+    # The simulator's gateway route moves system messages to the front, as several
+    # OpenAI-compatible gateways do: the default system-prompt tail then sits after the head
+    # and changes the prefix every turn; tail_role="user" keeps it last.
+    def through_gateway(tail_role: Any) -> tuple[int, int]:
+        one = Series("gateway", gateway_chat, CHAT_SETTINGS, True, reading, tail_role)
+        later = [usage for turn, usage in run(one, 4, HEAD_TEXT) if turn >= 2]
+        return sum(u.read for u in later), sum(u.shared for u in later)
+
+    read, readable = through_gateway("user")
+    assert read >= 0.95 * readable
+    default_read, _ = through_gateway(None)
+    assert default_read < 0.6 * read
 
 
 def test_the_framework_idiom_writes_at_the_tail() -> None:

@@ -112,6 +112,16 @@ def test_an_instrumented_gemini_model_gets_the_same_placement(server: FakeServer
     ]
 
 
+def test_a_system_tail_is_refused_before_anything_is_sent(server: FakeServer) -> None:
+    agent: Agent[None, str] = Agent(
+        gemini(server.url),
+        capabilities=[RunContextCapability(builder(Clock()), tail_role="system")],
+    )
+    with pytest.raises(ValueError, match="Gemini has no system turn after the conversation"):
+        agent.run_sync("Is T-1 open?")
+    assert server.bodies() == []
+
+
 def test_the_simulator_reads_the_prefix_from_turn_2_and_writes_nothing() -> None:
     turns = 4
     (one,) = [one for one in series() if one.label == "Gemini runcontext"]

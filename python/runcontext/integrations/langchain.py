@@ -19,7 +19,7 @@ import threading
 import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 try:
     from langchain.agents.middleware import (
@@ -43,6 +43,7 @@ except ImportError as error:  # pragma: no cover - exercised by the import test 
     missing_extra("langchain (v1)", "langchain", error)
 
 from runcontext._core import RunContext, digest
+from runcontext.adapters._common import check_choice
 from runcontext.adapters.anthropic import (
     ANTHROPIC_MAX_BREAKPOINTS,
     _breakpoints_in,
@@ -72,6 +73,8 @@ _RUN_KEY = "runcontext_run"
 _OPENAI_BREAKPOINT = {"mode": "explicit"}
 # Cache instructions in content blocks: not content, so never part of the recorded message.
 _CACHE_MARKERS = ("cache_control", "prompt_cache_breakpoint")
+# What `tail_role=` takes (unset: by the model, as `_with_context` says).
+_TAIL_ROLES = ("system", "user")
 
 
 class MiddlewareOrderWarning(UserWarning):
@@ -102,6 +105,12 @@ class RunContextMiddleware(AgentMiddleware):
     ``counter`` (and ``model``, the name counted for, when not the agent's model's) refuse a
     request over budget before it is sent. Place it *after* ``AnthropicPromptCachingMiddleware``
     in ``middleware=[...]``.
+
+    ``tail_role`` is the tail message's role: by default a ``SystemMessage`` for OpenAI models
+    and a ``HumanMessage`` for the others (which refuse a system message after the
+    conversation); ``"user"`` sends a ``HumanMessage`` to every model, for a gateway that moves
+    system messages to the front (docs/PLACEMENT.md, *The tail's role*); ``"system"`` is for
+    OpenAI models only.
     """
 
     state_schema = _RunState
@@ -114,8 +123,12 @@ class RunContextMiddleware(AgentMiddleware):
         budget: Budget | Mapping[str, Budget] | None = None,
         counter: Callable[[str], int] | RequestCounter | None = None,
         model: str | None = None,
+        tail_role: Literal["system", "user"] | None = None,
     ) -> None:
         super().__init__()
+        if tail_role is not None:
+            check_choice("tail_role", tail_role, _TAIL_ROLES)
+        self._tail_role = tail_role
         self._turns = TurnContexts(context_or_builder)
         self._session: Session | None = None
         self._target: str | os.PathLike[str] | None = None
@@ -168,6 +181,7 @@ class RunContextMiddleware(AgentMiddleware):
     ) -> Any:
         self._check_order(request, handler)
         context = self._turns.get(_turn_key(request))
+        sent = _with_context(request, context, self._tail_role)  # a refusal before anything
         messages = _transcript_messages(_conversation(request))
         session = self._open(messages)  # first: the budget counts what it already records
         meter = self._meter_for(request)
@@ -179,7 +193,6 @@ class RunContextMiddleware(AgentMiddleware):
             # and a run the transcript cannot take is never paid for.
             _record_edit(session, meter, request, messages, context, count)
             check_run(session, messages)
-        sent = _with_context(request, context)
         response = handler(sent)
         _finish(session, meter, count, messages, context, sent, response)
         return response
@@ -191,6 +204,7 @@ class RunContextMiddleware(AgentMiddleware):
     ) -> Any:
         self._check_order(request, handler)
         context = await self._turns.aget(_turn_key(request))
+        sent = _with_context(request, context, self._tail_role)
         messages = _transcript_messages(_conversation(request))
         session = await asyncio.to_thread(self._open, messages)  # first, as in wrap_model_call
         meter = self._meter_for(request)
@@ -200,7 +214,6 @@ class RunContextMiddleware(AgentMiddleware):
             self._check_editors(handler)
             await asyncio.to_thread(_record_edit, session, meter, request, messages, context, count)
             await asyncio.to_thread(check_run, session, messages)
-        sent = _with_context(request, context)
         response = await handler(sent)
         await asyncio.to_thread(_finish, session, meter, count, messages, context, sent, response)
         return response
@@ -326,9 +339,9 @@ def _is_openai_chat(model: Any) -> bool:
     return isinstance(model, BaseChatOpenAI)
 
 
-def _with_context(request: Any, context: RunContext) -> Any:
-    """The request with the head first, the tail after the conversation, and the cache
-    breakpoints where the provider can read them back."""
+def _with_context(request: Any, context: RunContext, tail_role: str | None) -> Any:
+    """The request with the head first, the tail after the conversation (a ``tail_role``
+    message), and the cache breakpoints where the provider can read them back."""
     overrides: dict[str, Any] = {}
     head, tail = context.head_text, context.tail_text
     system = request.system_message
@@ -371,7 +384,14 @@ def _with_context(request: Any, context: RunContext) -> Any:
         # ChatAnthropic refuses a system message after the conversation ("multiple
         # non-consecutive system messages"), and so do most chat models; OpenAI Chat takes
         # one, which is where runcontext.adapters.openai_chat puts the tail.
-        if _is_openai_chat(request.model):
+        openai = _is_openai_chat(request.model)
+        if tail_role == "system" and not openai:
+            raise ValueError(
+                "tail_role='system': only OpenAI models take a system message after the "
+                f"conversation, and this agent's model is {type(request.model).__name__}; "
+                "leave tail_role unset (a HumanMessage) or pass 'user'"
+            )
+        if tail_role == "system" or (tail_role is None and openai):
             messages.append(SystemMessage(content=tail))
         else:
             messages.append(HumanMessage(content=[{"type": "text", "text": tail}]))

@@ -4,11 +4,11 @@
 The filter receives a copy of each model call's input (``ModelInputData``) and returns the
 request :func:`runcontext.adapters.openai_responses` makes of it: the head as
 ``instructions``, the agent's own instructions as the first input item (a ``system``
-message), the conversation, and the tail as a final ``developer`` message; on the models that
-take them (GPT-5.6 and later), an explicit ``prompt_cache_breakpoint`` on the last
-conversation part that can carry one. What it returns is sent to the model and nothing else:
-the SDK's ``Session`` stores the run's own items, never the filter's output. The contract, the
-transcript's form and the server-managed trap are in docs/INTEGRATIONS.md.
+message), the conversation, and the tail as a final ``developer`` message (``tail_role=``);
+on the models that take them (GPT-5.6 and later), an explicit ``prompt_cache_breakpoint`` on
+the last conversation part that can carry one. What it returns is sent to the model and
+nothing else: the SDK's ``Session`` stores the run's own items, never the filter's output. The
+contract, the transcript's form and the server-managed trap are in docs/INTEGRATIONS.md.
 """
 
 from __future__ import annotations
@@ -37,7 +37,13 @@ except ImportError as error:  # pragma: no cover - exercised by the import test 
 
 from runcontext._checks import check_messages
 from runcontext._core import RunContext
-from runcontext.adapters.openai import _cache_choice, openai_responses
+from runcontext.adapters._common import check_choice
+from runcontext.adapters.openai import (
+    OPENAI_RESPONSES_TAIL_ROLE,
+    OPENAI_RESPONSES_TAIL_ROLES,
+    _cache_choice,
+    openai_responses,
+)
 from runcontext.budget.calibration import RequestCounter
 from runcontext.budget.limits import Budget
 from runcontext.budget.meter import Meter
@@ -119,7 +125,9 @@ class RunContextFilter:
     carries a cache breakpoint. ``cache`` (``"explicit"``, ``"implicit"`` or ``"off"``) and
     ``ttl`` are :func:`runcontext.adapters.openai_responses`'s; by default a breakpoint is
     placed on the models from GPT-5.6 on, and :meth:`model_settings` gives the
-    ``prompt_cache_options`` that go with it.
+    ``prompt_cache_options`` that go with it. ``tail_role`` is the tail message's role
+    (``"developer"``, ``"system"`` or ``"user"``: ``"user"`` behind a gateway that moves
+    instruction messages to the front; docs/PLACEMENT.md, *The tail's role*).
     """
 
     def __init__(
@@ -132,7 +140,10 @@ class RunContextFilter:
         model: str | None = None,
         cache: str | None = None,
         ttl: str | None = None,
+        tail_role: str = OPENAI_RESPONSES_TAIL_ROLE,
     ) -> None:
+        check_choice("tail_role", tail_role, OPENAI_RESPONSES_TAIL_ROLES)
+        self._tail_role = tail_role
         self._turns = TurnContexts(context_or_builder)
         self._agents_session: RunContextSession | None = None
         self._transcript: _Transcript | None = None
@@ -191,7 +202,12 @@ class RunContextFilter:
         )
         model = self._model or _model_name(data.agent.model)
         request = openai_responses(
-            [*prefix, *items], context, model=model, cache=self._cache, ttl=self._ttl
+            [*prefix, *items],
+            context,
+            tail_role=self._tail_role,
+            model=model,
+            cache=self._cache,
+            ttl=self._ttl,
         )
         conversation: list[Mapping[str, Any]] = [*prefix, *map(_as_sent, items)]
         self._meter.tools = _declarations(data.agent)

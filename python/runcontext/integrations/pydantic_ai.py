@@ -4,18 +4,17 @@ Pydantic AI's extension API in the 2.x line is the *capability*
 (``pydantic_ai.capabilities.AbstractCapability``). This one gives the head as an instruction
 (``get_instructions``) and, in a ``before_model_request`` hook that runs after every other one
 (the capability is ``innermost``, so after the history processors), corrects the request the
-model is sent:
-the head first among the instructions and static (so it is the start of the cached prefix);
-the tail as a request-scoped ``SystemPromptPart`` (on Gemini, a user text part) on a *copy*
-of the request's last message; an OpenAI cache breakpoint on the last conversation block (a
-``CachePoint``, Pydantic AI's own mechanism, with ``prompt_cache_options`` mode ``explicit``)
-on the models that take one; an Anthropic ``anthropic_cache`` setting turned into explicit
-markers. The run's history
-(``ctx.messages``, ``result.all_messages()``) never sees the tail or the marker.
-The request is recorded, in ``wrap_model_request``, once the model answered; an edit a
-history processor made (a trim, a summary, cleared tool results) is recorded before the call
-as a compaction or an elision. The contract, the recorded form, the cache settings and the
-history processors are in docs/INTEGRATIONS.md.
+model is sent: the head first among the instructions and static (so it is the start of the
+cached prefix); the tail as a request-scoped ``SystemPromptPart`` (on Gemini, or with
+``tail_role="user"``, a user text part) on a *copy* of the request's last message; an OpenAI
+cache breakpoint on the last conversation block (a ``CachePoint``, Pydantic AI's own
+mechanism, with ``prompt_cache_options`` mode ``explicit``) on the models that take one; an
+Anthropic ``anthropic_cache`` setting turned into explicit markers. The run's history
+(``ctx.messages``, ``result.all_messages()``) never sees the tail or the marker. The request
+is recorded, in ``wrap_model_request``, once the model answered; an edit a history processor
+made (a trim, a summary, cleared tool results) is recorded before the call as a compaction or
+an elision. The contract, the recorded form, the cache settings and the history processors
+are in docs/INTEGRATIONS.md.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 try:
     from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering
@@ -52,6 +51,7 @@ except ImportError as error:  # pragma: no cover - exercised by the import test 
     missing_extra("pydantic-ai", "pydantic-ai", error)
 
 from runcontext._core import RunContext
+from runcontext.adapters._common import check_choice
 from runcontext.budget.calibration import RequestCounter
 from runcontext.budget.limits import Budget
 from runcontext.budget.meter import Meter
@@ -71,6 +71,9 @@ opened, or created, on the first request."""
 # The members of a part's JSON form that reach the model; the rest is the framework's
 # bookkeeping (timestamps, provider details, display hints), absent from the wire.
 _SENT_PART_MEMBERS = ("part_kind", "content", "tool_name", "args", "tool_call_id")
+
+# What `tail_role=` takes (unset: by the model, as `_tail_role` says).
+_TAIL_ROLES = ("system", "user")
 
 # Pydantic AI's Anthropic setting whose top-level automatic `cache_control` lands on the last
 # block (the tail), and the explicit setting that marks the last conversation block instead.
@@ -102,6 +105,11 @@ class RunContextCapability(AbstractCapability[Any]):
     ``budget`` (a :class:`runcontext.budget.Budget`, or a mapping from model names to budgets)
     is checked with ``counter``'s count before each request is sent; ``model`` names the model
     for the count when it is not the model the agent calls (by default, its ``model_name``).
+
+    ``tail_role`` is the tail's role: by default a request-scoped system prompt, and user text
+    on Gemini; ``"user"`` sends user text to every model, for a gateway that moves system
+    messages to the front (docs/PLACEMENT.md, *The tail's role*); ``"system"`` is refused on
+    Gemini.
     """
 
     def __init__(
@@ -112,7 +120,11 @@ class RunContextCapability(AbstractCapability[Any]):
         budget: Budget | Mapping[str, Budget] | None = None,
         counter: Callable[[str], int] | RequestCounter | None = None,
         model: str | None = None,
+        tail_role: Literal["system", "user"] | None = None,
     ) -> None:
+        if tail_role is not None:
+            check_choice("tail_role", tail_role, _TAIL_ROLES)
+        self._tail_role = tail_role
         self._turns = TurnContexts(context_or_builder)
         if session is not None and not isinstance(session, Session | str | os.PathLike):
             raise TypeError(
@@ -192,6 +204,7 @@ class RunContextCapability(AbstractCapability[Any]):
         if step is None:
             return request_context  # not inside this capability's own wrap_model_request
         context = step.context
+        role = _tail_role(self._tail_role, request_context.model)  # a refusal before anything
         # What the model is sent: the conversation as the history processors left it, made
         # provider-valid by the repair Pydantic AI makes before every request (an orphaned tool
         # result dropped, a dangling call answered, adjacent requests merged).
@@ -212,12 +225,12 @@ class RunContextCapability(AbstractCapability[Any]):
         if session is not None:
             await asyncio.to_thread(self._reconcile, session, messages, instructions, step.given)
 
-        if _is_gemini(request_context.model):
-            tailed = _with_gemini_tail(conversation, context.tail_text)
-        else:
-            tailed = _with_tail(
-                conversation, context.tail_text, _takes_breakpoints(request_context.model)
-            )
+        tailed = _with_tail(
+            conversation,
+            context.tail_text,
+            _takes_breakpoints(request_context.model),
+            role,
+        )
         sent = dataclasses.replace(
             request_context,
             messages=tailed,
@@ -447,19 +460,37 @@ def _ttl(setting: object) -> str | None:
     return setting if setting in ("5m", "1h") else None
 
 
+def _tail_role(chosen: str | None, model: Any) -> str:
+    """The tail's role for ``model``: ``chosen``, or by default ``system`` (a request-scoped
+    system prompt), except on Gemini, which has no system turn inside ``contents``: there a
+    ``SystemPromptPart`` would be sent as a ``<system>`` block in a user turn, with Pydantic
+    AI's explanation of such blocks put before the head in the system instruction. The tail
+    goes as user text instead, where ``runcontext.adapters.gemini_contents`` puts it."""
+    gemini = _is_gemini(model)
+    if chosen == "system" and gemini:
+        raise ValueError(
+            "tail_role='system': Gemini has no system turn after the conversation; leave "
+            "tail_role unset (user text, as runcontext.adapters.gemini_contents sends it) or "
+            "pass 'user'"
+        )
+    return chosen or ("user" if gemini else "system")
+
+
 def _with_tail(
-    messages: list[ModelMessage], tail: str | None, breakpoint: bool
+    messages: list[ModelMessage], tail: str | None, breakpoint: bool, role: str
 ) -> list[ModelMessage]:
     """The messages with a ``CachePoint`` after the last conversation part (``breakpoint``),
-    then the tail as a request-scoped system prompt at the end of the last request (a copy of
-    it; the history's own message is left as it is)."""
+    then the tail, a request-scoped system prompt or user text (``role``), at the end of the
+    last request (a copy of it; the history's own message is left as it is)."""
     extra: list[Any] = []
     if breakpoint and messages and _markable(messages[-1]):
         # Pydantic AI moves a CachePoint that opens a user message onto the content before it
         # (the user prompt or tool result); it never lands on the tail, which comes after.
         extra.append(UserPromptPart([CachePoint()]))
     if tail is not None:
-        extra.append(SystemPromptPart(tail, scope="request"))
+        extra.append(
+            UserPromptPart(tail) if role == "user" else SystemPromptPart(tail, scope="request")
+        )
     if not extra:
         return messages
     if messages and isinstance(messages[-1], ModelRequest):
@@ -474,21 +505,6 @@ def _is_gemini(model: Any) -> bool:
     another provider never makes this check import google-genai."""
     google = sys.modules.get("pydantic_ai.models.google")
     return google is not None and isinstance(model, google.GoogleModel)
-
-
-def _with_gemini_tail(messages: list[ModelMessage], tail: str | None) -> list[ModelMessage]:
-    """The messages with the tail as a user text part at the end of the last request (a copy
-    of it), where ``runcontext.adapters.gemini_contents`` puts it: Gemini has no system turn
-    inside ``contents``. A ``SystemPromptPart`` there would be sent as a ``<system>`` block in
-    a user turn, with Pydantic AI's explanation of such blocks put before the head in the
-    system instruction; and Gemini caches implicitly, so no ``CachePoint`` is added."""
-    if tail is None:
-        return messages
-    part = UserPromptPart(tail)
-    if messages and isinstance(messages[-1], ModelRequest):
-        last = messages[-1]
-        return [*messages[:-1], dataclasses.replace(last, parts=[*last.parts, part])]
-    return [*messages, ModelRequest(parts=[part])]
 
 
 def _markable(message: ModelMessage) -> bool:
